@@ -1,0 +1,40 @@
+# HeyAira: `make run` serves the app on SQLite; `make test` runs the whole suite, ruff and mypy.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test lint typecheck pytest clean
+
+$(VENV)/.runtime: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+# The quick start: SQLite in var/, DEBUG on, an owner account and a demo project on first run.
+run: export DEBUG ?= true
+run: $(VENV)/.runtime
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py quickstart
+	$(PY) -m uvicorn heyaira.asgi:application --host $(HOST) --port $(PORT) --no-access-log
+
+test: lint typecheck pytest
+
+lint: $(VENV)/.dev
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck: $(VENV)/.dev
+	DEBUG=true $(PY) -m mypy .
+
+pytest: $(VENV)/.dev
+	$(PY) -m pytest -n 2 -q
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ContinuityConfig(AppConfig):
+    name = "continuity"
+    verbose_name = "Continuity"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,226 @@
+"""The input shape of every continuity operation, validated once for every transport.
+
+Both MCP (inputSchema) and REST use these models, so a bad input gets the same
+`validation_error` with the same `fields` whichever way it arrives. Strings are checked for what
+the database cannot store (NUL, unpaired surrogates), so no input reaches it as a 500.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictInt, model_validator
+
+from continuity.models import MEMORY_CONTENT_MAX, STATE_BODY_MAX
+from heyaira.errors import ValidationError
+from heyaira.validation import PRINTABLE_ID_PATTERN, BranchName, Input, RequiredText, Text
+
+IdempotencyKey = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=200,
+        pattern=PRINTABLE_ID_PATTERN,
+        description="Any unique string (e.g. a UUID); a retry with the same key and payload "
+        "returns the original result.",
+    ),
+]
+AgentName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$",
+        description="The agent or harness whose running summary this is, e.g. 'codex'.",
+    ),
+]
+BlockerList = Annotated[
+    list[Annotated[RequiredText, Field(max_length=500)]],
+    Field(max_length=20, description="Open blockers, one short sentence each; [] clears them."),
+]
+
+
+class WriteContextInput(Input):
+    """Copy it verbatim from server_identity's write_context."""
+
+    resource: Annotated[Text, Field(max_length=300)]
+    instance: Annotated[Text, Field(max_length=100)]
+    project: Annotated[Text, Field(max_length=64)]
+
+
+class WriteInput(Input):
+    write_context: WriteContextInput
+
+
+class RepositoryRefInput(Input):
+    """Where the work lives in Git: a repository bound to this project, a branch, a commit."""
+
+    repository: Annotated[
+        str,
+        Field(
+            min_length=3,
+            max_length=201,
+            pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
+            description="owner/name of a repository bound to this project.",
+        ),
+    ]
+    branch: Annotated[BranchName, Field(max_length=200)] | None = None
+    commit: (
+        Annotated[
+            str,
+            Field(
+                pattern=r"^[0-9a-f]{7,64}$",
+                description="A commit id in lowercase hex (7 to 64 characters).",
+            ),
+        ]
+        | None
+    ) = None
+
+
+class TestRunInput(Input):
+    name: Annotated[RequiredText, Field(max_length=300, description="The test or command run.")]
+    result: Literal["passed", "failed", "skipped", "error"]
+
+
+CommitId = Annotated[str, Field(pattern=r"^[0-9a-f]{7,64}$")]
+
+
+class WorkReceiptInput(Input):
+    """Evidence of one session's work on a task; one per (task, session_ref)."""
+
+    session_ref: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=200,
+            pattern=PRINTABLE_ID_PATTERN,
+            description="Your session's stable id; a second receipt with it is refused.",
+        ),
+    ]
+    summary: Annotated[RequiredText, Field(max_length=4000, description="What was done.")]
+    tests: Annotated[list[TestRunInput], Field(max_length=100)] = []
+    commits: Annotated[list[CommitId], Field(max_length=100)] = []
+    next_step: Annotated[Text, Field(max_length=2000)] = ""
+    blockers: BlockerList = []
+
+
+# --- memory -------------------------------------------------------------------------------
+
+
+class MemoryAddInput(WriteInput):
+    kind: Literal["decision", "note"]
+    content: Annotated[RequiredText, Field(max_length=MEMORY_CONTENT_MAX)]
+    title: Annotated[Text, Field(max_length=200)] = ""
+    rationale: Annotated[Text, Field(max_length=4000)] = ""
+    source: Annotated[
+        Text,
+        Field(
+            max_length=500,
+            description="Where the decision was made: a URL, issue, commit or 'user in session'.",
+        ),
+    ] = ""
+    supersedes: uuid.UUID | None = None
+    idempotency_key: IdempotencyKey | None = None
+
+    @model_validator(mode="after")
+    def _decisions_need_rationale_and_source(self) -> MemoryAddInput:
+        # Our ValidationError (not a ValueError) passes through pydantic with its own fields.
+        if self.kind == "decision":
+            missing = {
+                name: "is required for a decision"
+                for name in ("rationale", "source")
+                if not getattr(self, name).strip()
+            }
+            if missing:
+                raise ValidationError(fields=missing)
+        elif self.supersedes is not None:
+            raise ValidationError(fields={"supersedes": "only a decision can supersede another"})
+        return self
+
+
+class MemoryGetInput(Input):
+    memory_id: uuid.UUID
+
+
+class MemorySearchInput(Input):
+    query: Annotated[RequiredText, Field(max_length=200)]
+    kind: Literal["decision", "note"] | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=50)] = 10
+
+
+# --- tasks --------------------------------------------------------------------------------
+
+OpenStatus = Literal["todo", "in_progress", "blocked"]
+AnyStatus = Literal["todo", "in_progress", "blocked", "done", "cancelled"]
+
+
+class TaskCreateInput(WriteInput):
+    title: Annotated[RequiredText, Field(max_length=200)]
+    description: Annotated[
+        RequiredText,
+        Field(max_length=8000, description="The stable goal and acceptance boundary."),
+    ]
+    status: OpenStatus = "todo"
+    next_step: Annotated[Text, Field(max_length=2000)] = ""
+    repository_ref: RepositoryRefInput | None = None
+    idempotency_key: IdempotencyKey | None = None
+
+
+class TaskGetInput(Input):
+    task_id: uuid.UUID
+
+
+class TaskListInput(Input):
+    status: AnyStatus | Literal["open"] | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=100)] = 20
+    cursor: Annotated[str, Field(max_length=200)] | None = None
+
+
+class TaskUpdateInput(WriteInput):
+    task_id: uuid.UUID
+    expected_version: Annotated[StrictInt, Field(ge=1)]
+    status: AnyStatus | None = None
+    next_step: Annotated[Text, Field(max_length=2000)] | None = None
+    blockers: BlockerList | None = None
+    handoff_note: Annotated[Text, Field(max_length=4000)] | None = None
+    repository_ref: RepositoryRefInput | None = None
+    work_receipt: WorkReceiptInput | None = None
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> TaskUpdateInput:
+        changes = self.model_fields_set - {"write_context", "task_id", "expected_version"}
+        if not changes:
+            raise ValueError(
+                "nothing to update: give status, next_step, blockers, handoff_note, "
+                "repository_ref or work_receipt"
+            )
+        return self
+
+
+# --- state and context --------------------------------------------------------------------
+
+
+class StatePutInput(WriteInput):
+    agent: AgentName
+    body: Annotated[Text, Field(min_length=1, max_length=STATE_BODY_MAX * 2)]
+    expected_version: Annotated[StrictInt, Field(ge=0)] | None = None
+
+
+class StateGetInput(Input):
+    agent: AgentName
+
+
+# Larger asks than the caps are clamped and reported; absurd ones are refused outright.
+ContextLimit = Annotated[StrictInt, Field(ge=0, le=1_000_000)]
+
+
+class ContinuityContextInput(Input):
+    memory_limit: ContextLimit = 10
+    task_limit: ContextLimit = 20
+    receipt_limit: ContextLimit = 10
+    agent: AgentName | None = None
+
+
+class NoInput(Input):
+    pass

@@ -1,0 +1,204 @@
+"""Memory, tasks, work receipts, idempotency records and running-summary state versions.
+
+Every table carries project_id and every unique constraint includes the project (directly or
+through the task), so the schema can later be distributed by project.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector
+from django.db import models
+
+from projects.models import Project
+
+MEMORY_CONTENT_MAX = 16_000
+STATE_BODY_MAX = 12_000
+
+
+# What memory_search matches, and the expression of its GIN index on PostgreSQL: the query must
+# use this very expression for the index to apply.
+MEMORY_SEARCH_VECTOR = SearchVector("title", "content", "rationale", config="english")
+
+
+class MemoryKind(models.TextChoices):
+    DECISION = "decision"
+    NOTE = "note"
+
+
+class TaskStatus(models.TextChoices):
+    TODO = "todo"
+    IN_PROGRESS = "in_progress"
+    BLOCKED = "blocked"
+    DONE = "done"
+    CANCELLED = "cancelled"
+
+
+OPEN_STATUSES = (TaskStatus.TODO, TaskStatus.IN_PROGRESS, TaskStatus.BLOCKED)
+
+# DESIGN section 5: done and cancelled are final.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    TaskStatus.TODO: frozenset({TaskStatus.IN_PROGRESS, TaskStatus.BLOCKED, TaskStatus.CANCELLED}),
+    TaskStatus.IN_PROGRESS: frozenset(
+        {TaskStatus.BLOCKED, TaskStatus.DONE, TaskStatus.TODO, TaskStatus.CANCELLED}
+    ),
+    TaskStatus.BLOCKED: frozenset({TaskStatus.IN_PROGRESS, TaskStatus.TODO, TaskStatus.CANCELLED}),
+    TaskStatus.DONE: frozenset(),
+    TaskStatus.CANCELLED: frozenset(),
+}
+
+
+class Memory(models.Model):
+    """An accepted decision (with rationale and source) or a durable note. Immutable."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=MemoryKind.choices)
+    title = models.CharField(max_length=200, blank=True)
+    content = models.TextField()
+    rationale = models.TextField(blank=True)
+    source = models.CharField(max_length=500, blank=True)
+    supersedes = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+    )
+    author = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "memories"
+        indexes = [
+            models.Index(fields=["project", "-created_at"], name="memory_project_newest"),
+            models.Index(fields=["project", "kind", "-created_at"], name="memory_project_kind"),
+            # Created on PostgreSQL only (see continuity.migration_operations).
+            GinIndex(MEMORY_SEARCH_VECTOR, name="memory_search_vector"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(kind__in=MemoryKind.values), name="memory_kind_known"
+            ),
+            # One memory supersedes another at most once: history stays a chain, not a tree.
+            models.UniqueConstraint(
+                fields=["project", "supersedes"], name="memory_superseded_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.id}"
+
+
+class Task(models.Model):
+    """A stable goal (title, description) plus the current handoff, guarded by `version`."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    title = models.CharField(max_length=200)
+    description = models.TextField()
+    status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.TODO)
+    next_step = models.TextField(blank=True)
+    blockers = models.JSONField(default=list, blank=True)
+    handoff_note = models.TextField(blank=True)
+    repository_ref = models.JSONField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    created_by = models.CharField(max_length=150)
+    updated_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "status", "-updated_at"], name="task_project_status"),
+            models.Index(fields=["project", "-updated_at"], name="task_project_recent"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=TaskStatus.values), name="task_status_known"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(version__gte=1), name="task_version_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class WorkReceipt(models.Model):
+    """What one session did on one task: at most one per (task, session_ref)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="receipts")
+    session_ref = models.CharField(max_length=200)
+    summary = models.TextField()
+    tests = models.JSONField(default=list, blank=True)
+    commits = models.JSONField(default=list, blank=True)
+    next_step = models.TextField(blank=True)
+    blockers = models.JSONField(default=list, blank=True)
+    task_version = models.PositiveIntegerField()
+    author = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "-created_at"], name="receipt_project_newest"),
+            models.Index(fields=["task", "-created_at"], name="receipt_task_newest"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "session_ref"], name="receipt_one_per_session"),
+        ]
+
+    def __str__(self) -> str:
+        return f"receipt {self.session_ref} on {self.task_id}"
+
+
+class IdempotencyRecord(models.Model):
+    """A fingerprint of the payload and the structured result; never the payload itself."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    operation = models.CharField(max_length=32)
+    key = models.CharField(max_length=200)
+    fingerprint = models.CharField(max_length=64)
+    result = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "operation", "key"], name="idempotency_key_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.operation}:{self.key}"
+
+
+class StateVersion(models.Model):
+    """One immutable version of an agent's running summary (DESIGN section 9)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    agent = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    body = models.TextField()
+    author = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "-created_at"], name="state_project_newest"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "agent", "version"], name="state_version_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent} v{self.version}"

@@ -1,0 +1,232 @@
+"""continuity_context: the bounded, read-only recovery index a new session reads once.
+
+Its size and its number of SQL queries do not grow with the data (DESIGN section 5): every list
+has a hard limit, long texts are read only as a prefix, and the JSON is fitted to a byte budget
+(continuity.budget).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce, Length, Substr
+
+from audit.recorder import AuditNote
+from continuity.budget import Preview, clip_chars, fit, one_line
+from continuity.inputs import ContinuityContextInput
+from continuity.models import OPEN_STATUSES, Memory, MemoryKind, StateVersion, Task, WorkReceipt
+from continuity.presenters import rfc3339, test_tally
+from projects.access import Caller, Capability
+from projects.models import Project, ProjectRepository
+from projects.operations import operation
+
+DEFAULT_LIMITS = {"memory_limit": 10, "task_limit": 20, "receipt_limit": 10}
+LIMIT_CAPS = {"memory_limit": 50, "task_limit": 100, "receipt_limit": 50}
+REPOSITORY_LIMIT = 10
+# JSON bytes at the default limits and at the caps; in between the budget grows with the items.
+DEFAULT_BUDGET = 16_000
+CAPPED_BUDGET = 64_000
+PREVIEW_CHARS = 280
+STATE_PREVIEW_CHARS = 2_000
+# Only this much of a long text is read from the database to make its preview.
+_HEAD = 2 * PREVIEW_CHARS
+
+
+@operation(
+    "continuity_context",
+    capability=Capability.READ,
+    input_model=ContinuityContextInput,
+    writes=False,
+)
+def continuity_context(
+    caller: Caller, args: ContinuityContextInput, note: AuditNote
+) -> dict[str, Any]:
+    """The newest memories, open tasks, newest receipts and running summary, in one bounded
+    response with ids to follow."""
+    note.target("project", caller.project.pk)
+    limits, clamped = _applied_limits(args)
+    response = {
+        "project": _project(caller.project),
+        "repositories": _repositories(caller),
+        "memories": _memories(caller, limits["memory_limit"]),
+        "tasks": _tasks(caller, limits["task_limit"]),
+        "receipts": _receipts(caller, limits["receipt_limit"]),
+        "state": _state(caller, args.agent),
+        "limits": {**limits, "clamped": clamped},
+        "counts": _counts(caller.project),
+    }
+    return fit(response, budget_for(limits))
+
+
+def budget_for(limits: dict[str, int]) -> int:
+    items = sum(limits.values())
+    default_items = sum(DEFAULT_LIMITS.values())
+    if items <= default_items:
+        return DEFAULT_BUDGET
+    return min(CAPPED_BUDGET, DEFAULT_BUDGET * items // default_items)
+
+
+def _applied_limits(args: ContinuityContextInput) -> tuple[dict[str, int], dict[str, int]]:
+    asked = {name: getattr(args, name) for name in DEFAULT_LIMITS}
+    applied = {name: min(value, LIMIT_CAPS[name]) for name, value in asked.items()}
+    clamped = {name: asked[name] for name in asked if asked[name] != applied[name]}
+    return applied, clamped
+
+
+def _project(project: Project) -> dict[str, Any]:
+    return {"id": str(project.pk), "slug": project.slug, "name": Preview(project.name)}
+
+
+def _repositories(caller: Caller) -> list[dict[str, Any]]:
+    bindings = (
+        ProjectRepository.objects.filter(project=caller.project)
+        .select_related("repository")
+        .order_by("created_at", "id")[:REPOSITORY_LIMIT]
+    )
+    return [
+        {
+            "repository": Preview(b.repository.full_name, 0.5),
+            "provider": b.repository.provider,
+            "default_branch": Preview(b.repository.default_branch, 0.5),
+            "url": Preview(b.repository.url, 0.5),
+        }
+        for b in bindings
+    ]
+
+
+def _memories(caller: Caller, limit: int) -> list[dict[str, Any]]:
+    rows = (
+        Memory.objects.filter(project=caller.project)
+        .annotate(head=Substr("content", 1, _HEAD), chars=Length("content"))
+        .order_by("-created_at", "-id")
+        .values("id", "kind", "title", "head", "chars", "supersedes_id", "created_at")[:limit]
+    )
+    return [
+        {
+            "id": str(m["id"]),
+            "kind": m["kind"],
+            "title": Preview(m["title"]),
+            "preview": Preview(clip_chars(one_line(m["head"]), PREVIEW_CHARS), 2),
+            "chars": m["chars"],
+            "supersedes": _id_or_none(m["supersedes_id"]),
+            "created_at": rfc3339(m["created_at"]),
+        }
+        for m in rows
+    ]
+
+
+def _tasks(caller: Caller, limit: int) -> list[dict[str, Any]]:
+    rows = (
+        Task.objects.filter(project=caller.project, status__in=OPEN_STATUSES)
+        .annotate(next_head=Substr("next_step", 1, _HEAD))
+        .order_by("-updated_at", "-id")
+        .values(
+            "id",
+            "title",
+            "status",
+            "version",
+            "next_head",
+            "blockers",
+            "repository_ref",
+            "updated_at",
+        )[:limit]
+    )
+    return [
+        {
+            "id": str(t["id"]),
+            "title": Preview(t["title"]),
+            "status": t["status"],
+            "version": t["version"],
+            "next_step": Preview(clip_chars(one_line(t["next_head"]), PREVIEW_CHARS), 1.5),
+            "blocker_count": len(t["blockers"]),
+            "repository_ref": _ref(t["repository_ref"]),
+            "updated_at": rfc3339(t["updated_at"]),
+        }
+        for t in rows
+    ]
+
+
+def _ref(ref: dict[str, Any] | None) -> dict[str, Any] | None:
+    if ref is None:
+        return None
+    return {
+        "repository": Preview(ref["repository"], 0.5),
+        "branch": None if ref.get("branch") is None else Preview(ref["branch"], 0.5),
+        "commit": ref.get("commit"),
+    }
+
+
+def _receipts(caller: Caller, limit: int) -> list[dict[str, Any]]:
+    rows = (
+        WorkReceipt.objects.filter(project=caller.project)
+        .annotate(summary_head=Substr("summary", 1, _HEAD))
+        .order_by("-created_at", "-id")
+        .values("id", "task_id", "session_ref", "summary_head", "tests", "commits", "created_at")[
+            :limit
+        ]
+    )
+    return [
+        {
+            "id": str(r["id"]),
+            "task_id": str(r["task_id"]),
+            "session_ref": Preview(r["session_ref"], 0.5),
+            "summary": Preview(clip_chars(one_line(r["summary_head"]), PREVIEW_CHARS), 1.5),
+            "tests": test_tally(r["tests"]),
+            "commit_count": len(r["commits"]),
+            "created_at": rfc3339(r["created_at"]),
+        }
+        for r in rows
+    ]
+
+
+def _state(caller: Caller, agent: str | None) -> dict[str, Any] | None:
+    states = StateVersion.objects.filter(project=caller.project)
+    if agent is not None:
+        states = states.filter(agent=agent)
+    state = (
+        states.annotate(head=Substr("body", 1, STATE_PREVIEW_CHARS + 1), chars=Length("body"))
+        .order_by("-created_at", "-id")
+        .values("agent", "version", "head", "chars", "created_at")
+        .first()
+    )
+    if state is None:
+        return None
+    return {
+        "agent": state["agent"],
+        "version": state["version"],
+        # The summary keeps its lines: it is read as Markdown.
+        "preview": Preview(clip_chars(state["head"], STATE_PREVIEW_CHARS), 6),
+        "chars": state["chars"],
+        "created_at": rfc3339(state["created_at"]),
+    }
+
+
+def _id_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _counts(project: Project) -> dict[str, int]:
+    """Every count in one query of scalar subqueries."""
+    counts = {
+        "memories": _count(Memory),
+        "decisions": _count(Memory, kind=MemoryKind.DECISION),
+        "notes": _count(Memory, kind=MemoryKind.NOTE),
+        "tasks": _count(Task),
+        "open_tasks": _count(Task, status__in=OPEN_STATUSES),
+        "receipts": _count(WorkReceipt),
+        "repositories": _count(ProjectRepository),
+    }
+    row = Project.objects.filter(pk=project.pk).annotate(**counts).values(*counts).get()
+    return {name: int(row[name]) for name in counts}
+
+
+def _count(model: Any, **filters: Any) -> Coalesce:
+    rows = (
+        model.objects.filter(project=OuterRef("pk"), **filters)
+        .order_by()
+        .values("project")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(rows, output_field=IntegerField()), 0)

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from typing import Any
+
+from audit.recorder import AuditNote
+from continuity.inputs import StateGetInput
+from continuity.models import StateVersion
+from continuity.presenters import state_json
+from heyaira.errors import NotFound
+from projects.access import Caller, Capability
+from projects.operations import operation
+
+
+@operation("state_get", capability=Capability.READ, input_model=StateGetInput, writes=False)
+def state_get(caller: Caller, args: StateGetInput, note: AuditNote) -> dict[str, Any]:
+    """The newest running-summary version of one agent."""
+    note.target("state", args.agent)
+    state = (
+        StateVersion.objects.filter(project=caller.project, agent=args.agent)
+        .order_by("-version")
+        .first()
+    )
+    if state is None:
+        raise NotFound(f"No running summary is stored for agent {args.agent!r}.")
+    return {"state": state_json(state)}

@@ -1,0 +1,64 @@
+"""Idempotent appends: a retry with the same key and payload returns the original result."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pydantic
+from django.db import IntegrityError, transaction
+
+from audit.models import Outcome
+from audit.recorder import AuditNote
+from continuity.models import IdempotencyRecord
+from heyaira.errors import IdempotencyConflict
+from projects.access import Caller
+
+
+def payload_fingerprint(args: pydantic.BaseModel) -> str:
+    """SHA-256 of the canonical JSON of everything but the key itself."""
+    payload = args.model_dump(mode="json", exclude={"idempotency_key"})
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def run_once(
+    caller: Caller,
+    operation: str,
+    args: pydantic.BaseModel,
+    note: AuditNote,
+    create: Callable[[], dict[str, Any]],
+    *,
+    target_type: str,
+) -> dict[str, Any]:
+    """Run `create` unless this key was used before; must be called inside the transaction.
+
+    The record is inserted first, before any work. Concurrent first uses of one key then meet at
+    the unique constraint: PostgreSQL makes the later inserts wait for the first transaction and
+    fail once it commits, and they replay its result (or conflict) instead of creating a second
+    row.
+    """
+    key: str | None = getattr(args, "idempotency_key", None)
+    if key is None:
+        return create()
+    fingerprint = payload_fingerprint(args)
+    try:
+        with transaction.atomic():
+            record = IdempotencyRecord.objects.create(
+                project=caller.project, operation=operation, key=key, fingerprint=fingerprint
+            )
+    except IntegrityError:
+        existing = IdempotencyRecord.objects.get(
+            project=caller.project, operation=operation, key=key
+        )
+        if existing.fingerprint != fingerprint:
+            raise IdempotencyConflict() from None
+        note.outcome = Outcome.REPLAYED
+        note.target(target_type, existing.result.get("id", ""))
+        return existing.result
+    result = create()
+    record.result = result
+    record.save(update_fields=["result"])
+    return result

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from audit.recorder import AuditNote
+from continuity.inputs import MemoryAddInput
+from continuity.models import Memory, MemoryKind
+from continuity.presenters import memory_ack_json
+from continuity.services.idempotency import run_once
+from heyaira.errors import NotFound, ValidationError
+from projects.access import Caller, Capability
+from projects.operations import operation
+
+
+@operation("memory_add", capability=Capability.WRITE, input_model=MemoryAddInput)
+def memory_add(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[str, Any]:
+    """Record a decision or a note. Memories are immutable; a decision may supersede one."""
+    return run_once(
+        caller, "memory_add", args, note, lambda: _create(caller, args, note), target_type="memory"
+    )
+
+
+def _create(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[str, Any]:
+    superseded = _superseded_decision(caller, args.supersedes) if args.supersedes else None
+    try:
+        with transaction.atomic():
+            memory = Memory.objects.create(
+                project=caller.project,
+                kind=args.kind,
+                title=args.title,
+                content=args.content,
+                rationale=args.rationale,
+                source=args.source,
+                supersedes=superseded,
+                author=caller.actor.label,
+            )
+    except IntegrityError:
+        # Another decision superseded the same one between our check and our insert.
+        raise _already_superseded() from None
+    note.target("memory", memory.pk)
+    return memory_ack_json(memory)
+
+
+def _superseded_decision(caller: Caller, superseded_id: uuid.UUID) -> Memory:
+    old = Memory.objects.filter(project=caller.project, pk=superseded_id).first()
+    if old is None:
+        raise NotFound("The memory named in supersedes does not exist in this project.")
+    if old.kind != MemoryKind.DECISION:
+        raise ValidationError(fields={"supersedes": "names a note; only decisions are superseded"})
+    if Memory.objects.filter(project=caller.project, supersedes=old).exists():
+        raise _already_superseded()
+    return old
+
+
+def _already_superseded() -> ValidationError:
+    return ValidationError(
+        fields={"supersedes": "that decision is already superseded; supersede its successor"}
+    )

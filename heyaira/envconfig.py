@@ -1,0 +1,141 @@
+"""Strict readers for settings that come from the environment.
+
+A value that cannot be parsed stops the start with a message naming the variable: a typo in
+production must never turn into a silent default.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+class ConfigError(ImproperlyConfigured):
+    """A setting from the environment is malformed."""
+
+
+def env_str(name: str, default: str | None = None) -> str:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        if default is None:
+            raise ConfigError(f"{name} must be set")
+        return default
+    return value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ConfigError(
+        f"{name}={raw!r} is not a boolean; use one of true/false, 1/0, yes/no, on/off"
+    )
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer") from None
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{name}={value} is below the minimum of {minimum}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return list(default)
+    items = [item.strip() for item in raw.split(",")]
+    if any(item == "" for item in items):
+        raise ConfigError(f"{name}={raw!r} has an empty item; separate values with single commas")
+    return items
+
+
+def public_url(name: str, default: str) -> str:
+    """An absolute http(s) origin with an optional path prefix, without a trailing slash."""
+    raw = env_str(name, default)
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{name}={raw!r} must be an absolute http:// or https:// URL")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ConfigError(f"{name}={raw!r} must not carry a query, fragment or user info")
+    return raw.rstrip("/")
+
+
+def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
+    """Turn DATABASE_URL into a Django DATABASES entry (sqlite:/// or postgres://)."""
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        return _sqlite_database(url, parts.netloc, parts.path, base_dir)
+    if parts.scheme in ("postgres", "postgresql"):
+        return _postgres_database(url, parts)
+    raise ConfigError(
+        f"DATABASE_URL scheme {parts.scheme!r} is not supported; use sqlite:///PATH or "
+        "postgres://USER@HOST:PORT/NAME"
+    )
+
+
+def _sqlite_database(url: str, netloc: str, path: str, base_dir: Path) -> dict[str, Any]:
+    if netloc:
+        raise ConfigError(f"DATABASE_URL {url!r}: a SQLite URL has no host; use sqlite:///PATH")
+    name = path[1:] if path.startswith("/") else path
+    if not name:
+        raise ConfigError(f"DATABASE_URL {url!r} names no SQLite file")
+    file = Path(name) if name.startswith("/") else base_dir / name
+    file.parent.mkdir(parents=True, exist_ok=True)
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(file),
+        "OPTIONS": {
+            # IMMEDIATE takes the write lock at BEGIN, so concurrent writers wait on the busy
+            # timeout instead of failing half-way through a transaction.
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+    }
+
+
+def _postgres_database(url: str, parts: Any) -> dict[str, Any]:
+    name = unquote(parts.path.lstrip("/"))
+    if not name or "/" in name:
+        raise ConfigError(f"DATABASE_URL {_redact(url)!r} must name one database after the host")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ConfigError(f"DATABASE_URL {_redact(url)!r} has an invalid port") from None
+    if not parts.hostname:
+        raise ConfigError(f"DATABASE_URL {_redact(url)!r} names no host")
+    options = dict(parse_qsl(parts.query, keep_blank_values=False, strict_parsing=False))
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": name,
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": parts.hostname,
+        "PORT": str(port or ""),
+        "OPTIONS": options,
+    }
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return url.replace(f":{parts.password}@", ":***@", 1)

@@ -1,0 +1,31 @@
+"""Request ids: taken from X-Request-ID when the client sends a sane one, made up otherwise,
+echoed in the response, and carried into the audit log through the Caller."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+REQUEST_ID_HEADER = "X-Request-ID"
+_SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+
+
+def request_id_from(header_value: str | None) -> str:
+    if header_value and _SANE_REQUEST_ID.match(header_value):
+        return header_value
+    return uuid.uuid4().hex
+
+
+class RequestIdMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        request_id = request_id_from(request.headers.get(REQUEST_ID_HEADER))
+        request.request_id = request_id  # type: ignore[attr-defined]
+        response = self.get_response(request)
+        response[REQUEST_ID_HEADER] = request_id
+        return response

@@ -1,0 +1,168 @@
+"""Who may do what: roles, scopes, capabilities and the Caller, decided in this one module.
+
+Effective capability = role capability AND credential scope (DESIGN section 4). Anything not
+granted here is denied.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.db import models
+
+from heyaira.errors import Forbidden
+
+if TYPE_CHECKING:
+    from projects.models import Project
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    CONTRIBUTOR = "contributor", "Contributor"
+    VIEWER = "viewer", "Viewer"
+
+
+class Scope(enum.StrEnum):
+    """OAuth scopes and API-key scopes (pinned names)."""
+
+    CONTINUITY_READ = "continuity:read"
+    CONTINUITY_WRITE = "continuity:write"
+    AUDIT_READ = "audit:read"
+
+
+class Capability(enum.StrEnum):
+    READ = "read"  # identity, context, memory, tasks, receipts
+    WRITE = "write"  # memory_add, task_create, task_update (+ receipts), state_put
+    MANAGE = "manage"  # repository bindings, API keys, viewer/contributor memberships
+    READ_AUDIT = "read_audit"  # the project's audit log
+    OWN = "own"  # admin/owner memberships, rename/delete the project
+
+
+class CredentialKind(enum.StrEnum):
+    OAUTH_TOKEN = "oauth_token"  # noqa: S105 (a kind, not a secret)
+    API_KEY = "api_key"
+    SESSION = "session"  # a signed-in person in the admin or web UI
+    OPERATOR = "operator"  # manage.py commands run on the server
+
+
+class ActorType(enum.StrEnum):
+    USER = "user"
+    API_KEY = "api_key"
+    OPERATOR = "operator"
+    OAUTH_CLIENT = "oauth_client"
+    ANONYMOUS = "anonymous"
+
+
+ROLE_CAPABILITIES: dict[Role, frozenset[Capability]] = {
+    Role.VIEWER: frozenset({Capability.READ}),
+    Role.CONTRIBUTOR: frozenset({Capability.READ, Capability.WRITE}),
+    Role.ADMIN: frozenset(
+        {Capability.READ, Capability.WRITE, Capability.MANAGE, Capability.READ_AUDIT}
+    ),
+    Role.OWNER: frozenset(Capability),
+}
+
+# The scope a delegated credential (OAuth token, API key) needs for each capability. None means
+# no scope grants it: project administration is only for people signed in, or operators.
+CAPABILITY_SCOPE: dict[Capability, Scope | None] = {
+    Capability.READ: Scope.CONTINUITY_READ,
+    Capability.WRITE: Scope.CONTINUITY_WRITE,
+    Capability.READ_AUDIT: Scope.AUDIT_READ,
+    Capability.MANAGE: None,
+    Capability.OWN: None,
+}
+
+FIRST_PARTY_CREDENTIALS = frozenset({CredentialKind.SESSION, CredentialKind.OPERATOR})
+ALL_SCOPES = frozenset(Scope)
+
+
+def scopes_for_role(role: Role) -> frozenset[Scope]:
+    """The scopes a credential for this role may carry (consent never grants more)."""
+    return frozenset(
+        scope
+        for capability, scope in CAPABILITY_SCOPE.items()
+        if scope is not None and capability in ROLE_CAPABILITIES[role]
+    )
+
+
+def privileged(role: str) -> bool:
+    """Roles whose memberships only owners may grant, change or remove."""
+    return role in (Role.OWNER, Role.ADMIN)
+
+
+@dataclass(frozen=True)
+class Actor:
+    type: ActorType
+    id: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Credential:
+    kind: CredentialKind
+    id: str | None = None  # the token row or API key id, never the secret
+    fingerprint: str = ""  # a short hash for the audit log, never the credential
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    resource: str
+    instance: str
+    project: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"resource": self.resource, "instance": self.instance, "project": self.project}
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Everything downstream knows about who is asking: built once per request."""
+
+    project: Project
+    role: Role
+    scopes: frozenset[str]
+    actor: Actor
+    user_id: int | None
+    credential: Credential
+    resource: str
+    instance: str
+    request_id: str
+    client_id: str | None = None
+
+    def missing_scope(self, capability: Capability) -> Scope | None:
+        """The scope this credential lacks for a capability its role has, if any."""
+        scope = CAPABILITY_SCOPE[capability]
+        if self.credential.kind in FIRST_PARTY_CREDENTIALS or scope is None:
+            return None
+        return None if scope in self.scopes else scope
+
+    def can(self, capability: Capability) -> bool:
+        if capability not in ROLE_CAPABILITIES[self.role]:
+            return False
+        if CAPABILITY_SCOPE[capability] is None:
+            return self.credential.kind in FIRST_PARTY_CREDENTIALS
+        return self.missing_scope(capability) is None
+
+    def require(self, capability: Capability) -> None:
+        if self.can(capability):
+            return
+        missing = (
+            self.missing_scope(capability) if capability in ROLE_CAPABILITIES[self.role] else None
+        )
+        if missing is not None:
+            raise Forbidden(
+                f"This credential lacks the {missing} scope.",
+                required_scopes=[str(missing)],
+            )
+        if capability in ROLE_CAPABILITIES[self.role]:
+            raise Forbidden("Project administration needs a signed-in person, not a token or key.")
+        raise Forbidden(f"The {self.role} role does not allow this ({capability}).")
+
+    @property
+    def write_context(self) -> WriteContext:
+        return WriteContext(
+            resource=self.resource, instance=self.instance, project=str(self.project.pk)
+        )

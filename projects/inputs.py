@@ -1,0 +1,62 @@
+"""Input shapes of the tenancy operations (memberships, repository bindings)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, Field, StrictInt
+
+from heyaira.validation import BranchName, Input, RequiredText, not_a_token
+
+RoleName = Literal["owner", "admin", "contributor", "viewer"]
+Slug = Annotated[str, Field(min_length=1, max_length=50, pattern=r"^[a-z0-9][a-z0-9-]*$")]
+RepoPart = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
+
+
+def _public_repository_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise ValueError("must be an http(s) URL")
+    if parts.username or parts.password:
+        raise ValueError("must not embed credentials")
+    if parts.query or parts.fragment:
+        raise ValueError("must not carry a query or fragment")
+    return value
+
+
+class ProjectCreateInput(Input):
+    slug: Slug
+    name: Annotated[RequiredText, Field(max_length=200)]
+
+
+class MembershipAddInput(Input):
+    user_id: StrictInt
+    role: RoleName
+
+
+class MembershipChangeInput(Input):
+    membership_id: uuid.UUID
+    role: RoleName
+
+
+class MembershipRemoveInput(Input):
+    membership_id: uuid.UUID
+
+
+class RepositoryBindInput(Input):
+    provider: Literal["github", "gitlab", "bitbucket", "other"]
+    owner: RepoPart
+    name: RepoPart
+    url: Annotated[str, Field(max_length=300), AfterValidator(_public_repository_url)]
+    default_branch: Annotated[BranchName, Field(max_length=100)] = "main"
+    installation_ref: Annotated[
+        str,
+        Field(max_length=100, pattern=r"^[A-Za-z0-9_.:-]*$"),
+        AfterValidator(not_a_token),
+    ] = ""
+
+
+class RepositoryUnbindInput(Input):
+    binding_id: uuid.UUID

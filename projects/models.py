@@ -1,0 +1,136 @@
+"""Tenancy: projects, who belongs to them, and which repositories they bind."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models.functions import Lower
+from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
+
+from projects.access import Role
+
+
+class Project(models.Model):
+    """The tenant and security boundary: every tenant row carries its id."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+        # Object permissions held through django-guardian, derived from Membership.role
+        # (projects.permissions) except view_project_audit, which owners may also grant to
+        # auditors who are not members.
+        permissions = [
+            ("manage_members", "Manage viewer and contributor memberships"),
+            ("manage_privileged_members", "Manage admin and owner memberships"),
+            ("manage_repositories", "Manage repository bindings"),
+            ("manage_api_keys", "Manage API keys"),
+            ("view_project_audit", "Read the project's audit log"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Membership(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["project", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="membership_one_per_user"),
+            models.CheckConstraint(
+                condition=models.Q(role__in=Role.values), name="membership_role_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project} as {self.role}"
+
+
+class Provider(models.TextChoices):
+    GITHUB = "github", "GitHub"
+    GITLAB = "gitlab", "GitLab"
+    BITBUCKET = "bitbucket", "Bitbucket"
+    OTHER = "other", "Other"
+
+
+class Repository(models.Model):
+    """A repository's identity and refs only: HeyAira never copies repository contents."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    provider = models.CharField(max_length=16, choices=Provider.choices)
+    owner = models.CharField(max_length=100)
+    name = models.CharField(max_length=100)
+    url = models.URLField(max_length=300)
+    default_branch = models.CharField(max_length=100, default="main")
+    # An app-installation reference (e.g. a GitHub App installation id), never a token.
+    installation_ref = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["provider", "owner", "name"]
+        verbose_name_plural = "repositories"
+        constraints = [
+            # Hosting providers treat owner and name case-insensitively.
+            models.UniqueConstraint(
+                "provider", Lower("owner"), Lower("name"), name="repository_identity_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.full_name}"
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+
+class ProjectRepository(models.Model):
+    """A project binds several repositories; a repository may serve several projects."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="bindings")
+    repository = models.ForeignKey(Repository, on_delete=models.PROTECT, related_name="bindings")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "created_at"]
+        verbose_name = "repository binding"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "repository"], name="binding_one_per_repository"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} -> {self.repository}"
+
+
+class ProjectUserPermission(UserObjectPermissionBase):
+    """django-guardian object permissions on a Project, with a real foreign key."""
+
+    content_object = models.ForeignKey(Project, on_delete=models.CASCADE)
+
+    class Meta(UserObjectPermissionBase.Meta):
+        abstract = False
+
+
+class ProjectGroupPermission(GroupObjectPermissionBase):
+    content_object = models.ForeignKey(Project, on_delete=models.CASCADE)
+
+    class Meta(GroupObjectPermissionBase.Meta):
+        abstract = False

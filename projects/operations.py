@@ -1,0 +1,113 @@
+"""The one wrapper every service and audited read goes through.
+
+It checks the capability, validates the input, verifies the write_context, runs the body (in one
+durable transaction when it writes) and audits the attempt: a success inside the transaction, a
+rejection after the rollback so that it is never lost. Writing this once keeps the MCP and REST
+transports from ever disagreeing about a rule.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+import pydantic
+from django.db import transaction
+
+from audit.recorder import AuditNote, record, record_after_failure
+from heyaira.errors import HeyAiraError, ValidationError, WriteContextMismatch
+from projects.access import Caller, Capability
+
+InputT = TypeVar("InputT", bound=pydantic.BaseModel)
+ResultT = TypeVar("ResultT")
+
+Body = Callable[[Caller, InputT, AuditNote], ResultT]
+
+
+class Operation(Generic[InputT, ResultT]):
+    """A named, audited operation: call it with a Caller and the arguments."""
+
+    def __init__(
+        self,
+        name: str,
+        body: Body[InputT, ResultT],
+        *,
+        capability: Capability,
+        input_model: type[InputT],
+        writes: bool,
+    ) -> None:
+        self.name = name
+        self.body = body
+        self.capability = capability
+        self.input_model = input_model
+        self.writes = writes
+        functools.update_wrapper(self, body)
+
+    def __call__(
+        self, caller: Caller, arguments: Mapping[str, Any] | InputT | None = None, **kwargs: Any
+    ) -> ResultT:
+        note = AuditNote()
+        try:
+            caller.require(self.capability)
+            args = parse_input(self.input_model, arguments if arguments is not None else kwargs)
+            check_write_context(caller, args)
+            if self.writes:
+                with transaction.atomic(durable=True):
+                    return self._run(caller, args, note)
+            return self._run(caller, args, note)
+        except HeyAiraError as error:
+            record_after_failure(caller, self.name, note, error.code)
+            raise
+        except Exception:
+            record_after_failure(caller, self.name, note, "internal")
+            raise
+
+    def _run(self, caller: Caller, args: InputT, note: AuditNote) -> ResultT:
+        result = self.body(caller, args, note)
+        record(
+            caller,
+            self.name,
+            note.outcome,
+            target_type=note.target_type,
+            target_id=note.target_id,
+        )
+        return result
+
+
+def operation(
+    name: str, *, capability: Capability, input_model: type[InputT], writes: bool = True
+) -> Callable[[Body[InputT, ResultT]], Operation[InputT, ResultT]]:
+    def wrap(body: Body[InputT, ResultT]) -> Operation[InputT, ResultT]:
+        return Operation(name, body, capability=capability, input_model=input_model, writes=writes)
+
+    return wrap
+
+
+def parse_input(model: type[InputT], arguments: Mapping[str, Any] | InputT) -> InputT:
+    if isinstance(arguments, model):
+        return arguments
+    try:
+        return model.model_validate(arguments)
+    except pydantic.ValidationError as error:
+        raise ValidationError(fields=field_errors(error)) from None
+
+
+def field_errors(error: pydantic.ValidationError) -> dict[str, str]:
+    """pydantic's errors as {"dotted.field": "message"}; never echoes the rejected value."""
+    fields: dict[str, str] = {}
+    for item in error.errors(include_url=False, include_input=False):
+        location = ".".join(str(part) for part in item["loc"]) or "arguments"
+        message = item["msg"].removeprefix("Value error, ")
+        fields.setdefault(location, message)
+    return fields
+
+
+def check_write_context(caller: Caller, args: pydantic.BaseModel) -> None:
+    given = getattr(args, "write_context", None)
+    if given is None:
+        return
+    expected = caller.write_context.as_dict()
+    mismatched = [name for name, value in expected.items() if getattr(given, name) != value]
+    if mismatched:
+        raise WriteContextMismatch(mismatched=mismatched, expected=expected)

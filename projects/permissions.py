@@ -1,0 +1,63 @@
+"""django-guardian object permissions, derived from Membership.role in this one place.
+
+Membership.role is the source of truth; the guardian rows only let the admin and the web UI ask
+"may this user manage this project?" the usual Django way. view_project_audit is not derived: an
+owner may grant it to an auditor who is not a member (DESIGN section 4).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from guardian.shortcuts import assign_perm, remove_perm
+
+from projects.access import ROLE_CAPABILITIES, Capability, Role, privileged
+from projects.models import Membership, Project
+
+# Which object permissions each capability brings.
+CAPABILITY_PERMISSIONS: dict[Capability, tuple[str, ...]] = {
+    Capability.MANAGE: ("manage_members", "manage_repositories", "manage_api_keys"),
+    Capability.OWN: ("manage_privileged_members",),
+}
+DERIVED_PERMISSIONS = tuple(p for perms in CAPABILITY_PERMISSIONS.values() for p in perms)
+
+
+def permissions_for_role(role: Role | None) -> set[str]:
+    if role is None:
+        return set()
+    return {
+        perm
+        for capability, perms in CAPABILITY_PERMISSIONS.items()
+        if capability in ROLE_CAPABILITIES[role]
+        for perm in perms
+    }
+
+
+def sync_object_permissions(project: Project, user: AbstractBaseUser) -> None:
+    """Make the user's guardian rows and staff flag match their membership (call in the
+    membership change's transaction)."""
+    role_name = (
+        Membership.objects.filter(project=project, user_id=user.pk)
+        .values_list("role", flat=True)
+        .first()
+    )
+    wanted = permissions_for_role(Role(role_name) if role_name else None)
+    for perm in DERIVED_PERMISSIONS:
+        if perm in wanted:
+            assign_perm(f"projects.{perm}", user, project)
+        else:
+            remove_perm(f"projects.{perm}", user, project)
+    _sync_staff_flag(user)
+
+
+def _sync_staff_flag(user: AbstractBaseUser) -> None:
+    """Owners and admins sign in at /admin/, so they need is_staff; others lose it again."""
+    if getattr(user, "is_superuser", False):
+        return
+    needs_staff = any(
+        privileged(role)
+        for role in Membership.objects.filter(user_id=user.pk).values_list("role", flat=True)
+    )
+    if getattr(user, "is_staff", False) != needs_staff:
+        get_user_model().objects.filter(pk=user.pk).update(is_staff=needs_staff)
+        user.is_staff = needs_staff  # type: ignore[attr-defined]

@@ -1,0 +1,188 @@
+"""Tenancy services: projects, memberships and repository bindings. Every change is audited.
+
+Rules (DESIGN section 4): admins manage viewer and contributor memberships; only owners touch
+admin and owner memberships; a project always keeps at least one owner.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+
+from audit.models import Outcome
+from audit.recorder import AuditNote, SecurityContext, record, record_security_event
+from heyaira.errors import HeyAiraError, NotFound, ValidationError
+from projects.access import ActorType, Caller, Capability, Role, privileged
+from projects.callers import operator_caller
+from projects.inputs import (
+    MembershipAddInput,
+    MembershipChangeInput,
+    MembershipRemoveInput,
+    ProjectCreateInput,
+    RepositoryBindInput,
+    RepositoryUnbindInput,
+)
+from projects.models import Membership, Project, ProjectRepository, Repository
+from projects.operations import operation, parse_input
+from projects.permissions import sync_object_permissions
+from projects.signals import membership_ended
+
+
+def project_create(*, slug: str, name: str, owner_username: str, operator: str) -> Project:
+    """Create a project with its first owner (manage.py create_project, make run)."""
+    try:
+        args = parse_input(ProjectCreateInput, {"slug": slug, "name": name})
+        with transaction.atomic(durable=True):
+            owner = get_user_model().objects.filter(username=owner_username).first()
+            if owner is None:
+                raise NotFound(f"No user named {owner_username!r}.")
+            if Project.objects.filter(slug=args.slug).exists():
+                raise ValidationError(fields={"slug": "is taken by another project"})
+            project = Project.objects.create(slug=args.slug, name=args.name)
+            membership = Membership.objects.create(project=project, user=owner, role=Role.OWNER)
+            sync_object_permissions(project, owner)
+            caller = operator_caller(project, label=operator)
+            record(
+                caller,
+                "project_create",
+                Outcome.SUCCESS,
+                target_type="project",
+                target_id=str(project.pk),
+            )
+            record(
+                caller,
+                "membership_add",
+                Outcome.SUCCESS,
+                target_type="membership",
+                target_id=str(membership.pk),
+            )
+            return project
+    except HeyAiraError as error:
+        context = SecurityContext(
+            actor_type=ActorType.OPERATOR, actor_id=operator, actor_label=operator
+        )
+        record_security_event("project_create", Outcome.REJECTED, context, error_code=error.code)
+        raise
+
+
+@operation("membership_add", capability=Capability.MANAGE, input_model=MembershipAddInput)
+def membership_add(caller: Caller, args: MembershipAddInput, note: AuditNote) -> Membership:
+    _lock_project(caller)
+    if privileged(args.role):
+        caller.require(Capability.OWN)
+    user = get_user_model().objects.filter(pk=args.user_id, is_active=True).first()
+    if user is None:
+        raise NotFound("No such active user.")
+    try:
+        with transaction.atomic():
+            membership = Membership.objects.create(
+                project=caller.project, user=user, role=args.role
+            )
+    except IntegrityError:
+        raise ValidationError(fields={"user_id": "is already a member of this project"}) from None
+    note.target("membership", membership.pk)
+    sync_object_permissions(caller.project, user)
+    return membership
+
+
+@operation("membership_change", capability=Capability.MANAGE, input_model=MembershipChangeInput)
+def membership_change(caller: Caller, args: MembershipChangeInput, note: AuditNote) -> Membership:
+    note.target("membership", args.membership_id)
+    _lock_project(caller)
+    membership = _membership(caller, args.membership_id)
+    if privileged(membership.role) or privileged(args.role):
+        caller.require(Capability.OWN)
+    if membership.role == Role.OWNER and args.role != Role.OWNER:
+        _keep_an_owner(caller, membership)
+    membership.role = args.role
+    membership.save(update_fields=["role", "updated_at"])
+    sync_object_permissions(caller.project, membership.user)
+    return membership
+
+
+@operation("membership_remove", capability=Capability.MANAGE, input_model=MembershipRemoveInput)
+def membership_remove(caller: Caller, args: MembershipRemoveInput, note: AuditNote) -> None:
+    note.target("membership", args.membership_id)
+    _lock_project(caller)
+    membership = _membership(caller, args.membership_id)
+    if privileged(membership.role):
+        caller.require(Capability.OWN)
+    if membership.role == Role.OWNER:
+        _keep_an_owner(caller, membership)
+    user = membership.user
+    membership.delete()
+    sync_object_permissions(caller.project, user)
+    membership_ended.send(
+        sender=Membership, project=caller.project, user_id=user.pk, request_id=caller.request_id
+    )
+
+
+@operation("repository_bind", capability=Capability.MANAGE, input_model=RepositoryBindInput)
+def repository_bind(
+    caller: Caller, args: RepositoryBindInput, note: AuditNote
+) -> ProjectRepository:
+    """Bind a repository by identity; an existing Repository row (shared) is reused as is."""
+    repository = Repository.objects.filter(
+        provider=args.provider, owner__iexact=args.owner, name__iexact=args.name
+    ).first()
+    if repository is None:
+        repository = Repository.objects.create(
+            provider=args.provider,
+            owner=args.owner,
+            name=args.name,
+            url=args.url,
+            default_branch=args.default_branch,
+            installation_ref=args.installation_ref,
+        )
+    try:
+        with transaction.atomic():
+            binding = ProjectRepository.objects.create(
+                project=caller.project, repository=repository
+            )
+    except IntegrityError:
+        raise ValidationError(
+            fields={"name": "this repository is already bound to the project"}
+        ) from None
+    note.target("repository_binding", binding.pk)
+    return binding
+
+
+@operation("repository_unbind", capability=Capability.MANAGE, input_model=RepositoryUnbindInput)
+def repository_unbind(caller: Caller, args: RepositoryUnbindInput, note: AuditNote) -> None:
+    note.target("repository_binding", args.binding_id)
+    deleted, _ = ProjectRepository.objects.filter(
+        project=caller.project, pk=args.binding_id
+    ).delete()
+    if not deleted:
+        raise NotFound("No such repository binding in this project.")
+
+
+def _lock_project(caller: Caller) -> None:
+    """Serialize membership changes per project, so the last-owner rule holds under races."""
+    Project.objects.select_for_update().filter(pk=caller.project.pk).first()
+
+
+def _membership(caller: Caller, membership_id: uuid.UUID) -> Membership:
+    membership = (
+        Membership.objects.filter(project=caller.project, pk=membership_id)
+        .select_related("user")
+        .first()
+    )
+    if membership is None:
+        raise NotFound("No such membership in this project.")
+    return membership
+
+
+def _keep_an_owner(caller: Caller, leaving: Membership) -> None:
+    others = (
+        Membership.objects.filter(project=caller.project, role=Role.OWNER)
+        .exclude(pk=leaving.pk)
+        .exists()
+    )
+    if not others:
+        raise ValidationError(
+            "A project must keep at least one owner.",
+            fields={"role": "the last owner cannot be removed or demoted"},
+        )

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from tests.factories import World, build_world
+
+
+@pytest.fixture
+def world(db: None) -> World:
+    return build_world()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked postgres need real concurrency: skip them on SQLite."""
+    if connection.vendor == "postgresql":
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL=postgres://...)")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)

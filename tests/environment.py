@@ -1,0 +1,11 @@
+"""Loaded by pytest before Django starts (-p tests.environment): the settings a test run needs
+when the caller did not give them. Real deployments get these from their environment."""
+
+import os
+
+os.environ.setdefault("DEBUG", "false")
+os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production-0123456789")
+os.environ.setdefault("HEYAIRA_API_KEY_PEPPER", "test-api-key-pepper-not-for-production-0123")
+os.environ.setdefault("HEYAIRA_PUBLIC_URL", "http://testserver")
+os.environ.setdefault("HEYAIRA_INSTANCE", "test")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
