@@ -34,7 +34,7 @@ typecheck: $(VENV)/.dev
 	DEBUG=true $(PY) -m mypy .
 
 pytest: $(VENV)/.dev
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 --dist loadgroup -q
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

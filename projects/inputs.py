@@ -31,6 +31,14 @@ class ProjectCreateInput(Input):
     name: Annotated[RequiredText, Field(max_length=200)]
 
 
+class ProjectRenameInput(Input):
+    name: Annotated[RequiredText, Field(max_length=200)]
+
+
+class ProjectDeleteInput(Input):
+    confirm_slug: Annotated[str, Field(max_length=50, description="The project's slug, again.")]
+
+
 class MembershipAddInput(Input):
     user_id: StrictInt
     role: RoleName

@@ -21,6 +21,8 @@ from projects.inputs import (
     MembershipChangeInput,
     MembershipRemoveInput,
     ProjectCreateInput,
+    ProjectDeleteInput,
+    ProjectRenameInput,
     RepositoryBindInput,
     RepositoryUnbindInput,
 )
@@ -65,6 +67,29 @@ def project_create(*, slug: str, name: str, owner_username: str, operator: str) 
         )
         record_security_event("project_create", Outcome.REJECTED, context, error_code=error.code)
         raise
+
+
+@operation("project_rename", capability=Capability.OWN, input_model=ProjectRenameInput)
+def project_rename(caller: Caller, args: ProjectRenameInput, note: AuditNote) -> Project:
+    note.target("project", caller.project.pk)
+    Project.objects.filter(pk=caller.project.pk).update(name=args.name)
+    return Project.objects.get(pk=caller.project.pk)
+
+
+@operation("project_delete", capability=Capability.OWN, input_model=ProjectDeleteInput)
+def project_delete(caller: Caller, args: ProjectDeleteInput, note: AuditNote) -> None:
+    """Delete the project and everything it holds; its audit rows stay (they have no FK)."""
+    note.target("project", caller.project.pk)
+    if args.confirm_slug != caller.project.slug:
+        raise ValidationError(fields={"confirm_slug": "does not match the project's slug"})
+    members = list(
+        Membership.objects.filter(project=caller.project).values_list("user_id", flat=True)
+    )
+    Project.objects.filter(pk=caller.project.pk).delete()
+    for user_id in members:
+        membership_ended.send(
+            sender=Membership, project=caller.project, user_id=user_id, request_id=caller.request_id
+        )
 
 
 @operation("membership_add", capability=Capability.MANAGE, input_model=MembershipAddInput)

@@ -6,6 +6,12 @@ from django.db import connection
 from tests.factories import World, build_world
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings) -> None:
+    """In-process tests hash passwords with a fast hasher; live servers keep the real one."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def world(db: None) -> World:
     return build_world()

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 
 from projects.access import (
     ALL_SCOPES,
@@ -24,19 +24,19 @@ from projects.models import Membership, Project
 from projects.services import membership_add, project_create, repository_bind
 
 
-def make_user(username: str, **extra: Any) -> AbstractUser:
+def make_user(username: str, **extra: Any) -> User:
     return get_user_model().objects.create_user(
         username=username, password=f"pw-{username}-Xy7!", **extra
     )
 
 
-def make_project(slug: str, owner: AbstractUser) -> Project:
+def make_project(slug: str, owner: User) -> Project:
     return project_create(
         slug=slug, name=slug.title(), owner_username=owner.username, operator="tests"
     )
 
 
-def add_member(project: Project, user: AbstractUser, role: Role) -> Membership:
+def add_member(project: Project, user: User, role: Role) -> Membership:
     return membership_add(operator_caller(project), user_id=user.pk, role=role)
 
 
@@ -51,7 +51,7 @@ def bind_repository(project: Project, owner: str = "acme", name: str = "app") ->
 
 
 def token_caller(
-    user: AbstractUser,
+    user: User,
     project: Project,
     *,
     scopes: frozenset[str] | set[str] | None = None,
@@ -80,11 +80,11 @@ class World:
 
     alpha: Project
     beta: Project
-    owner: AbstractUser
-    admin: AbstractUser
-    contributor: AbstractUser
-    viewer: AbstractUser
-    outsider: AbstractUser
+    owner: User
+    admin: User
+    contributor: User
+    viewer: User
+    outsider: User
 
     def caller(self, who: str, **kwargs: Any) -> Caller:
         user = getattr(self, who)

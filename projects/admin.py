@@ -1,0 +1,316 @@
+"""The Django admin for superusers and for project owners and admins who are not superusers.
+
+Owners and admins see only their own projects' memberships and repository bindings (guardian
+object permissions derived from Membership.role); every change goes through a service, so the
+rules (admins cannot touch admin/owner memberships, a project keeps an owner) and the audit rows
+are the same as everywhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from heyaira.errors import HeyAiraError
+from projects.admin_support import ServiceBackedAdmin, as_form_error, caller_for, projects_with
+from projects.models import Membership, Project, ProjectRepository, Provider, Repository
+from projects.services import (
+    membership_add,
+    membership_change,
+    membership_remove,
+    project_delete,
+    project_rename,
+    repository_bind,
+    repository_unbind,
+)
+
+admin.site.site_header = "HeyAira administration"
+admin.site.site_title = "HeyAira"
+
+
+def _may_manage_any(request: HttpRequest, perm: str) -> bool:
+    return projects_with(request.user, perm).exists()
+
+
+# --- memberships --------------------------------------------------------------------------
+
+
+class MembershipAddForm(forms.ModelForm):
+    admin_request: HttpRequest
+    username = forms.CharField(max_length=150, help_text="The person's HeyAira username.")
+
+    class Meta:
+        model = Membership
+        fields = ["project", "role"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["project"].queryset = projects_with(  # type: ignore[attr-defined]
+            self.admin_request.user, "manage_members"
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        user = get_user_model().objects.filter(username=data["username"]).first()
+        if user is None:
+            raise forms.ValidationError({"username": "No user with this username."})
+        caller = caller_for(self.admin_request, data["project"])
+        try:
+            self.instance = membership_add(caller, user_id=user.pk, role=data["role"])
+        except HeyAiraError as error:
+            raise as_form_error(error, set(self.fields)) from None
+        return data
+
+
+class MembershipChangeForm(forms.ModelForm):
+    admin_request: HttpRequest
+
+    class Meta:
+        model = Membership
+        fields = ["role"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors or "role" not in self.changed_data:
+            return data
+        caller = caller_for(self.admin_request, self.instance.project)
+        try:
+            self.instance = membership_change(
+                caller, membership_id=self.instance.pk, role=data["role"]
+            )
+        except HeyAiraError as error:
+            raise as_form_error(error, set(self.fields)) from None
+        return data
+
+
+@admin.register(Membership)
+class MembershipAdmin(ServiceBackedAdmin):
+    list_display = ["user", "project", "role", "updated_at"]
+    list_filter = ["role", "project"]
+    search_fields = ["user__username", "project__slug"]
+    ordering = ["project__slug", "user__username"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Membership]:
+        managed = projects_with(request.user, "manage_members")
+        return (
+            super()
+            .get_queryset(request)
+            .filter(project__in=managed)
+            .select_related("project", "user")
+        )
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        base = MembershipChangeForm if obj is not None else MembershipAddForm
+        return self.form_request(base, request)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["project", "user"] if obj is not None else []
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = ["project", "user", "role"] if obj is not None else ["project", "username", "role"]
+        return [(None, {"fields": fields})]
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return _may_manage_any(request, "manage_members")
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._manages(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return _may_manage_any(request, "manage_members")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._manages(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._manages(request, obj)
+
+    def delete_model(self, request: HttpRequest, obj: Membership) -> None:
+        membership_remove(caller_for(request, obj.project), membership_id=obj.pk)
+
+    def _manages(self, request: HttpRequest, obj: Membership | None) -> bool:
+        managed = projects_with(request.user, "manage_members")
+        if obj is None:
+            return managed.exists()
+        return managed.filter(pk=obj.project_id).exists()
+
+
+# --- repository bindings ------------------------------------------------------------------
+
+
+class BindingAddForm(forms.ModelForm):
+    admin_request: HttpRequest
+    provider = forms.ChoiceField(choices=Provider.choices)
+    owner = forms.CharField(max_length=100, help_text="The account or organisation.")
+    name = forms.CharField(max_length=100, help_text="The repository's name.")
+    url = forms.URLField(max_length=300, assume_scheme="https")
+    default_branch = forms.CharField(max_length=100, initial="main")
+    installation_ref = forms.CharField(
+        max_length=100,
+        required=False,
+        help_text="Optional app-installation id (a reference, never a token).",
+    )
+
+    class Meta:
+        model = ProjectRepository
+        fields = ["project"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["project"].queryset = projects_with(  # type: ignore[attr-defined]
+            self.admin_request.user, "manage_repositories"
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        caller = caller_for(self.admin_request, data["project"])
+        arguments = {name: data[name] for name in self.declared_fields}
+        try:
+            self.instance = repository_bind(caller, arguments)
+        except HeyAiraError as error:
+            raise as_form_error(error, set(self.fields)) from None
+        return data
+
+
+@admin.register(ProjectRepository)
+class ProjectRepositoryAdmin(ServiceBackedAdmin):
+    list_display = ["project", "repository", "created_at"]
+    list_filter = ["project"]
+    search_fields = ["repository__owner", "repository__name", "project__slug"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ProjectRepository]:
+        managed = projects_with(request.user, "manage_repositories")
+        return (
+            super()
+            .get_queryset(request)
+            .filter(project__in=managed)
+            .select_related("project", "repository")
+        )
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        return self.form_request(BindingAddForm, request)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is not None:
+            return ["project", "repository", "created_at"]
+        return ["project", "provider", "owner", "name", "url", "default_branch", "installation_ref"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["project", "repository", "created_at"] if obj is not None else []
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return _may_manage_any(request, "manage_repositories")
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._manages(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return _may_manage_any(request, "manage_repositories")
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a binding has nothing to edit: unbind and bind again
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._manages(request, obj)
+
+    def delete_model(self, request: HttpRequest, obj: ProjectRepository) -> None:
+        repository_unbind(caller_for(request, obj.project), binding_id=obj.pk)
+
+    def _manages(self, request: HttpRequest, obj: ProjectRepository | None) -> bool:
+        managed = projects_with(request.user, "manage_repositories")
+        if obj is None:
+            return managed.exists()
+        return managed.filter(pk=obj.project_id).exists()
+
+
+# --- projects and repositories ------------------------------------------------------------
+
+
+class ProjectChangeForm(forms.ModelForm):
+    admin_request: HttpRequest
+
+    class Meta:
+        model = Project
+        fields = ["name"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors or "name" not in self.changed_data:
+            return data
+        try:
+            self.instance = project_rename(
+                caller_for(self.admin_request, self.instance), name=data["name"]
+            )
+        except HeyAiraError as error:
+            raise as_form_error(error, set(self.fields)) from None
+        return data
+
+
+@admin.register(Project)
+class ProjectAdmin(ServiceBackedAdmin):
+    """Owners rename or delete their project; admins see it; superusers create projects with
+    `manage.py create_project` (a project needs its first owner)."""
+
+    list_display = ["slug", "name", "created_at"]
+    search_fields = ["slug", "name"]
+    readonly_fields = ["slug", "created_at"]
+    fields = ["slug", "name", "created_at"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Project]:
+        return projects_with(request.user, "manage_members")
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        return self.form_request(ProjectChangeForm, request)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return _may_manage_any(request, "manage_members")
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if obj is None:
+            return _may_manage_any(request, "manage_members")
+        return projects_with(request.user, "manage_members").filter(pk=obj.pk).exists()
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owns(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owns(request, obj)
+
+    def delete_model(self, request: HttpRequest, obj: Project) -> None:
+        project_delete(caller_for(request, obj), confirm_slug=obj.slug)
+
+    def _owns(self, request: HttpRequest, obj: Project | None) -> bool:
+        owned = projects_with(request.user, "manage_privileged_members")
+        return owned.exists() if obj is None else owned.filter(pk=obj.pk).exists()
+
+
+@admin.register(Repository)
+class RepositoryAdmin(admin.ModelAdmin):
+    """Repository identities are shared between projects: only superusers edit them."""
+
+    list_display = ["provider", "owner", "name", "default_branch"]
+    search_fields = ["owner", "name"]
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(getattr(request.user, "is_superuser", False))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)

@@ -1,0 +1,89 @@
+"""What the admin needs to run services on behalf of the signed-in person.
+
+Django's admin wraps its add/change/delete views in a transaction; HeyAira services own their
+transactions (durable), so the admin classes here run those views without the outer one and let
+the service do the work: one path for every rule and every audit row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from guardian.shortcuts import get_objects_for_user
+
+from heyaira.errors import HeyAiraError
+from projects.access import Caller
+from projects.callers import session_caller
+from projects.models import Project
+
+
+def projects_with(user: AbstractBaseUser | AnonymousUser, perm: str) -> QuerySet[Project]:
+    """Projects on which the user holds a guardian object permission (superusers: all)."""
+    if not user.is_authenticated or not user.is_active:
+        return Project.objects.none()
+    if getattr(user, "is_superuser", False):
+        return Project.objects.all()
+    return get_objects_for_user(user, f"projects.{perm}", klass=Project, accept_global_perms=False)
+
+
+def caller_for(request: HttpRequest, project: Project) -> Caller:
+    caller = session_caller(request.user, project, request_id=getattr(request, "request_id", ""))
+    if caller is None:
+        raise PermissionDenied
+    return caller
+
+
+def as_form_error(error: HeyAiraError, form_fields: set[str]) -> forms.ValidationError:
+    """A service rejection shown on the form, on the fields it names when the form has them."""
+    fields = error.details.get("fields") or {}
+    known = {name: problem for name, problem in fields.items() if name in form_fields}
+    if known:
+        return forms.ValidationError(
+            {name: forms.ValidationError(problem) for name, problem in known.items()}
+        )
+    return forms.ValidationError(error.message)
+
+
+class ServiceBackedAdmin(admin.ModelAdmin):
+    """A ModelAdmin whose writes happen in services called from the form's clean()."""
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        return self._changeform_view(request, object_id, form_url, extra_context)  # type: ignore[attr-defined]
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        try:
+            return self._delete_view(request, object_id, extra_context)  # type: ignore[attr-defined]
+        except HeyAiraError as error:
+            self.message_user(request, error.message, level=messages.ERROR)
+            return HttpResponseRedirect(request.path.rsplit("delete/", 1)[0])
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        # Bulk delete would bypass the per-object rules.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        """The service already saved it during form validation."""
+
+    def form_request(self, form_class: type[forms.ModelForm], request: HttpRequest) -> type:
+        """Give the form the request, so its clean() can build the Caller."""
+
+        class RequestForm(form_class):  # type: ignore[misc, valid-type]
+            admin_request = request
+
+        return RequestForm
