@@ -35,6 +35,10 @@ AgentName = Annotated[
         description="The agent or harness whose running summary this is, e.g. 'codex'.",
     ),
 ]
+# The largest version a PositiveIntegerField holds on every database: a larger expected_version
+# is malformed input, not a stale one.
+VERSION_MAX = 2_147_483_647
+Version = Annotated[StrictInt, Field(le=VERSION_MAX)]
 BlockerList = Annotated[
     list[Annotated[RequiredText, Field(max_length=500)]],
     Field(max_length=20, description="Open blockers, one short sentence each; [] clears them."),
@@ -179,7 +183,7 @@ class TaskListInput(Input):
 
 class TaskUpdateInput(WriteInput):
     task_id: uuid.UUID
-    expected_version: Annotated[StrictInt, Field(ge=1)]
+    expected_version: Annotated[Version, Field(ge=1)]
     status: AnyStatus | None = None
     next_step: Annotated[Text, Field(max_length=2000)] | None = None
     blockers: BlockerList | None = None
@@ -204,7 +208,7 @@ class TaskUpdateInput(WriteInput):
 class StatePutInput(WriteInput):
     agent: AgentName
     body: Annotated[Text, Field(min_length=1, max_length=STATE_BODY_MAX * 2)]
-    expected_version: Annotated[StrictInt, Field(ge=0)] | None = None
+    expected_version: Annotated[Version, Field(ge=0)] | None = None
 
 
 class StateGetInput(Input):

@@ -1,0 +1,155 @@
+"""Shared helpers for the continuity behaviour tests: service calls, expected rejections, audit
+rows and thread rounds. Data is made through the services so that audit rows exist."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from audit.models import AuditEvent
+from continuity.services import memory_add, task_create, task_update
+from heyaira.errors import HeyAiraError
+from projects.access import Caller
+from projects.models import Project
+from tests.factories import wc
+
+Service = Callable[..., Any]
+
+
+def rejected(code: str, service: Service, caller: Caller, **arguments: Any) -> HeyAiraError:
+    """Call the service, expect a HeyAiraError with this code, and return it."""
+    with pytest.raises(HeyAiraError) as caught:
+        service(caller, **arguments)
+    error = caught.value
+    assert error.code == code, f"expected {code}, got {error.code}: {error.message}"
+    # Every error a client receives must survive the transports' compact UTF-8 JSON.
+    json.dumps(error.as_dict(), ensure_ascii=False).encode("utf-8")
+    return error
+
+
+def outcome(service: Service, caller: Caller, **arguments: Any) -> Any:
+    """The result, or the error code as a string: for tables and threads."""
+    try:
+        return service(caller, **arguments)
+    except HeyAiraError as error:
+        return error.code
+
+
+def audit_rows(project: Project, operation: str | None = None) -> list[AuditEvent]:
+    """The project's audit rows, oldest first."""
+    rows = AuditEvent.objects.filter(project=project)
+    if operation is not None:
+        rows = rows.filter(operation=operation)
+    return list(rows.order_by("occurred_at", "id"))
+
+
+def last_audit(project: Project) -> AuditEvent:
+    row = AuditEvent.objects.filter(project=project).order_by("-occurred_at", "-id").first()
+    assert row is not None
+    return row
+
+
+def audit_shape(event: AuditEvent) -> dict[str, Any]:
+    """The fields of an audit row that say what happened (not who or when)."""
+    return {
+        "operation": event.operation,
+        "outcome": event.outcome,
+        "error_code": event.error_code,
+        "target_type": event.target_type,
+        "target_id": event.target_id,
+        "project_id": event.project_id,
+    }
+
+
+# --- data through the services ------------------------------------------------------------
+
+
+def add_note(caller: Caller, content: str = "A durable note.", **extra: Any) -> dict[str, Any]:
+    result: dict[str, Any] = memory_add(
+        caller, write_context=wc(caller), kind="note", content=content, **extra
+    )
+    return result
+
+
+def add_decision(
+    caller: Caller, content: str = "We use PostgreSQL in production.", **extra: Any
+) -> dict[str, Any]:
+    extra.setdefault("rationale", "One store for every table.")
+    extra.setdefault("source", "issue 2")
+    result: dict[str, Any] = memory_add(
+        caller, write_context=wc(caller), kind="decision", content=content, **extra
+    )
+    return result
+
+
+def new_task(caller: Caller, title: str = "Ship the core", **extra: Any) -> dict[str, Any]:
+    extra.setdefault("description", "Services, selectors and their tests.")
+    result: dict[str, Any] = task_create(caller, write_context=wc(caller), title=title, **extra)
+    return result
+
+
+def update_task(caller: Caller, task: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """task_update naming the task's version as the caller last saw it."""
+    changes.setdefault("expected_version", task["version"])
+    result: dict[str, Any] = task_update(
+        caller, write_context=wc(caller), task_id=task["id"], **changes
+    )
+    return result
+
+
+def receipt(session_ref: str = "session-1", **extra: Any) -> dict[str, Any]:
+    return {"session_ref": session_ref, "summary": "Wrote the tests.", **extra}
+
+
+# --- SQL observation ----------------------------------------------------------------------
+
+
+@contextmanager
+def audit_inserts_seen() -> Iterator[list[bool]]:
+    """For each audit INSERT, whether it ran inside an atomic block (a real transaction)."""
+    seen: list[bool] = []
+
+    def observe(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        if sql.startswith('INSERT INTO "audit_auditevent"'):
+            seen.append(context["connection"].in_atomic_block)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(observe):
+        yield seen
+
+
+# --- threads ------------------------------------------------------------------------------
+
+
+def in_threads(count: int, work: Callable[[int], Any]) -> list[Any]:
+    """Run work(0..count-1) in real threads lined up on a barrier; each thread has its own
+    database connection, closed when it is done. Returns the results in thread order; an
+    unexpected exception in any thread fails the test."""
+    barrier = threading.Barrier(count)
+    results: list[Any] = [None] * count
+    failures: list[BaseException] = []
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            results[index] = work(index)
+        except BaseException as error:  # reported below, in the test's thread
+            failures.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
+    if failures:
+        raise failures[0]
+    return results
