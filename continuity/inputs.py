@@ -46,8 +46,7 @@ BlockerList = Annotated[
 
 
 class WriteContextInput(Input):
-    """Copy it verbatim from server_identity's write_context."""
-
+    # Copied verbatim from server_identity's write_context; compared field by field.
     resource: Annotated[Text, Field(max_length=300)]
     instance: Annotated[Text, Field(max_length=100)]
     project: Annotated[Text, Field(max_length=64)]
@@ -58,7 +57,7 @@ class WriteInput(Input):
 
 
 class RepositoryRefInput(Input):
-    """Where the work lives in Git: a repository bound to this project, a branch, a commit."""
+    # Where the work lives in Git: a repository bound to this project, a branch, a commit.
 
     repository: Annotated[
         str,
@@ -66,7 +65,7 @@ class RepositoryRefInput(Input):
             min_length=3,
             max_length=201,
             pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
-            description="owner/name of a repository bound to this project.",
+            description="owner/name, bound to this project",
         ),
     ]
     branch: Annotated[BranchName, Field(max_length=200)] | None = None
@@ -75,7 +74,7 @@ class RepositoryRefInput(Input):
             str,
             Field(
                 pattern=r"^[0-9a-f]{7,64}$",
-                description="A commit id in lowercase hex (7 to 64 characters).",
+                description="lowercase hex",
             ),
         ]
         | None
@@ -91,7 +90,7 @@ CommitId = Annotated[str, Field(pattern=r"^[0-9a-f]{7,64}$")]
 
 
 class WorkReceiptInput(Input):
-    """Evidence of one session's work on a task; one per (task, session_ref)."""
+    # Evidence of one session's work on a task; one per (task, session_ref).
 
     session_ref: Annotated[
         str,

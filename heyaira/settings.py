@@ -46,7 +46,10 @@ _default_hosts = [_public_host]
 if DEBUG:
     _default_hosts += ["localhost", "127.0.0.1", "[::1]"]
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", sorted(set(_default_hosts)))
-CSRF_TRUSTED_ORIGINS = [f"{_public.scheme}://{_public.netloc}"]
+_public_origin = f"{_public.scheme}://{_public.netloc}"
+CSRF_TRUSTED_ORIGINS = [_public_origin]
+# Browser-based MCP clients send an Origin; any other origin is refused (DNS rebinding).
+HEYAIRA_MCP_ALLOWED_ORIGINS = env_list("HEYAIRA_MCP_ALLOWED_ORIGINS", [_public_origin])
 
 # Behind a TLS-terminating proxy the scheme comes from this header; without it every audience
 # check against an https resource would fail.

@@ -139,6 +139,12 @@ class Caller:
             return None
         return None if scope in self.scopes else scope
 
+    def scope_shortfall(self, capability: Capability) -> Scope | None:
+        """The scope to ask for (step-up) when the role allows a capability the scopes do not."""
+        if capability not in ROLE_CAPABILITIES[self.role]:
+            return None
+        return self.missing_scope(capability)
+
     def can(self, capability: Capability) -> bool:
         if capability not in ROLE_CAPABILITIES[self.role]:
             return False
