@@ -175,7 +175,9 @@ class TaskGetInput(Input):
 
 
 class TaskListInput(Input):
-    status: AnyStatus | Literal["open"] | None = None
+    # One Literal, not a union of two: a union's errors name its members ("status.literal[...]")
+    # where a client must see the field ("status").
+    status: Literal[AnyStatus, "open"] | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=100)] = 20
     cursor: Annotated[str, Field(max_length=200)] | None = None
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import base64
 import binascii
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -80,6 +80,8 @@ def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
         moment = datetime.fromisoformat(created_at)
         if moment.tzinfo is None:
             raise ValueError("naive time")
-        return moment, uuid.UUID(task_id)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        # In UTC here, not in the database adapter: a time that leaves datetime's range in UTC
+        # (9999-12-31T23:59-14:00) raises OverflowError, which must be a validation_error.
+        return moment.astimezone(UTC), uuid.UUID(task_id)
+    except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
         raise ValidationError(fields={"cursor": "is not a cursor returned by task_list"}) from None
