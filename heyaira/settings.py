@@ -68,6 +68,8 @@ INSTALLED_APPS = [
     "projects",
     "audit",
     "continuity",
+    "oauth2_provider",
+    "heyaira.oauth",
 ]
 
 MIDDLEWARE = [
@@ -123,6 +125,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "/accounts/login/"
+# A refused CSRF check (a forged consent or sign-in POST) is audited, then answered as usual.
+CSRF_FAILURE_VIEW = "heyaira.oauth.signin.csrf_failure"
 LOGIN_REDIRECT_URL = "/admin/"
 
 LANGUAGE_CODE = "en-us"
@@ -156,5 +160,73 @@ LOGGING = {
         # Django logs 4xx responses with the request path; keep warnings, they never carry
         # bodies or headers.
         "django.request": {"level": "ERROR"},
+        # oauthlib logs authorization codes and refresh tokens at DEBUG, and DOT logs the
+        # redirect URL that carries the code: never let either through, whatever LOG_LEVEL says.
+        "oauthlib": {"level": "WARNING"},
+        "oauth2_provider": {"level": "INFO"},
     },
+}
+
+# A per-process cache is enough for the registration rate limit on one server; several workers
+# behind a load balancer each count separately (configure a shared cache to count together).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "heyaira",
+    }
+}
+
+# OAuth 2.1 (DESIGN section 6, shared/OAUTH.md). All five DOT models are swapped into
+# heyaira.oauth so that grants and tokens carry their project.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth.Application"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth.Grant"
+OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth.AccessToken"  # noqa: S105 (a model name)
+OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth.RefreshToken"  # noqa: S105 (a model name)
+OAUTH2_PROVIDER_ID_TOKEN_MODEL = "oauth.IDToken"  # noqa: S105 (a model name)
+
+# Anonymous dynamic client registrations allowed per source address per hour.
+HEYAIRA_DCR_RATE_LIMIT_PER_HOUR = env_int("HEYAIRA_DCR_RATE_LIMIT_PER_HOUR", 20, minimum=1)
+
+OAUTH2_PROVIDER = {
+    "OAUTH2_SERVER_CLASS": "heyaira.oauth.server.HeyAiraServer",
+    "OAUTH2_VALIDATOR_CLASS": "heyaira.oauth.validators.HeyAiraValidator",
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 900,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    # Idle expiry; the absolute 30-day family lifetime is heyaira.oauth.policy's.
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 14 * 24 * 3600,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    # Must stay 0 with hashed token storage (a grace answer would be an empty token).
+    "REFRESH_TOKEN_GRACE_PERIOD_SECONDS": 0,
+    "SCOPES": {
+        "continuity:read": "Read the project's memory, tasks, work receipts and identity",
+        "continuity:write": "Add memory, create and update tasks, record work receipts",
+        "audit:read": "Read the project's audit log",
+    },
+    # Clients often omit scope: they then get the least.
+    "DEFAULT_SCOPES": ["continuity:read"],
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "OIDC_ISS_ENDPOINT": HEYAIRA_PUBLIC_URL,
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",
+        "client_secret_basic",
+        "client_secret_post",
+    ],
+    "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": HEYAIRA_MCP_RESOURCE,
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "HeyAira",
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"],
+    "ALLOW_LOCALHOST_LOOPBACK": True,
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
+    "CIMD_ENABLED": False,
 }

@@ -1,9 +1,14 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from heyaira import views
+from heyaira.oauth.signin import SignInView
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("accounts/login/", SignInView.as_view(), name="login"),
+    path("api/v1/", include("continuity.api.urls")),
+    # OAuth: discovery documents at the origin root, endpoints under /oauth/ (DESIGN section 6).
+    path("", include("heyaira.oauth.urls")),
 ]

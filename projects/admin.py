@@ -314,3 +314,6 @@ class RepositoryAdmin(admin.ModelAdmin):
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self.has_module_permission(request)
+
+
+from projects import admin_api_keys  # noqa: E402, F401  (registers the API key admin)

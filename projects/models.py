@@ -134,3 +134,35 @@ class ProjectGroupPermission(GroupObjectPermissionBase):
 
     class Meta(GroupObjectPermissionBase.Meta):
         abstract = False
+
+
+class ApiKey(models.Model):
+    """A project API key (`hak_<prefix>_<secret>`) for clients without OAuth.
+
+    It acts for one member: its role is that member's current role, its scopes never exceed that
+    role. Only an HMAC-SHA256 of the key (with HEYAIRA_API_KEY_PEPPER) is stored; the public
+    prefix finds the row. Keys are revoked, never deleted, so the audit trail keeps its subject.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="api_keys")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys"
+    )
+    label = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True, editable=False)
+    secret_hash = models.CharField(max_length=64, editable=False)
+    scopes = models.JSONField(default=list)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.CharField(max_length=150)
+
+    class Meta:
+        ordering = ["project", "-created_at"]
+        verbose_name = "API key"
+        indexes = [models.Index(fields=["project", "user"], name="apikey_project_user")]
+
+    def __str__(self) -> str:
+        return f"{self.label} (hak_{self.prefix}_…)"

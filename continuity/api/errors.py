@@ -1,0 +1,64 @@
+"""HeyAira errors as REST answers, decided once (DESIGN section 5's table)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.exceptions import APIException
+from rest_framework.response import Response
+
+from heyaira import authn
+from heyaira.errors import (
+    DuplicateReceipt,
+    Forbidden,
+    HeyAiraError,
+    IdempotencyConflict,
+    InvalidTransition,
+    NotFound,
+    StaleVersion,
+    Unauthenticated,
+    ValidationError,
+    WriteContextMismatch,
+)
+from projects.access import Caller
+
+STATUS_BY_CODE: dict[str, int] = {
+    Unauthenticated.code: 401,
+    Forbidden.code: 403,
+    NotFound.code: 404,
+    ValidationError.code: 400,
+    WriteContextMismatch.code: 403,
+    StaleVersion.code: 412,
+    InvalidTransition.code: 409,
+    IdempotencyConflict.code: 422,
+    DuplicateReceipt.code: 409,
+}
+
+
+def status_for(error: HeyAiraError) -> int:
+    return STATUS_BY_CODE.get(error.code, 400)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's exception handler for our views; None lets anything unexpected surface as a 500."""
+    if isinstance(exc, authn.AuthenticationFailed):
+        return _answer(exc.error, exc.status, exc.www_authenticate)
+    if isinstance(exc, Forbidden) and exc.details.get("required_scopes"):
+        caller = getattr(context.get("request"), "auth", None)
+        if isinstance(caller, Caller):
+            # A scope shortfall: tell the client which scopes to ask for (step-up).
+            failure = authn.insufficient_scope(caller, exc.details["required_scopes"])
+            return _answer(exc, failure.status, failure.www_authenticate)
+    if isinstance(exc, HeyAiraError):
+        return _answer(exc, status_for(exc))
+    if isinstance(exc, APIException):
+        # DRF's own refusals (method not allowed, unacceptable media type...) in our shape.
+        error = {"code": exc.get_codes() if isinstance(exc.get_codes(), str) else "invalid"}
+        error["message"] = str(exc.detail)
+        return Response({"error": error}, status=exc.status_code)
+    return None
+
+
+def _answer(error: HeyAiraError, status: int, challenge: str | None = None) -> Response:
+    headers = {"WWW-Authenticate": challenge} if challenge else None
+    return Response({"error": error.as_dict()}, status=status, headers=headers)

@@ -1,0 +1,253 @@
+"""The one authentication component: an Authorization header in, a Caller out.
+
+Every protected endpoint (the MCP endpoint, the REST API) calls `authenticate` and nothing else
+reads credentials. Two credentials are accepted, both as `Authorization: Bearer ...` and only
+there (never from a query string or a body):
+
+- OAuth access tokens, valid only at the resource they were issued for (their audience) and
+  only while their user still belongs to their project;
+- project API keys (`hak_...`), valid at both resources.
+
+The Caller's role is always the user's *current* role; its scopes are the credential's, so the
+effective capability is role AND scope (DESIGN section 4). Failures raise AuthenticationFailed,
+which carries the complete HTTP answer (status, WWW-Authenticate, error body).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal, NoReturn
+
+from django.conf import settings
+from django.utils import timezone
+
+from audit.models import Outcome
+from audit.recorder import fingerprint
+from heyaira.errors import Forbidden, HeyAiraError, Unauthenticated
+from heyaira.oauth import audit
+from heyaira.oauth.models import AccessToken
+from heyaira.oauth.policy import access_token_problem, member_role, metadata_url
+from projects.access import Actor, ActorType, Caller, Credential, CredentialKind, Role, Scope
+from projects.api_keys import api_key_find, api_key_touch, looks_like_api_key
+from projects.models import ApiKey
+
+logger = logging.getLogger(__name__)
+
+ResourceName = Literal["mcp", "api"]
+RESOURCES: dict[str, str] = {
+    "mcp": settings.HEYAIRA_MCP_RESOURCE,
+    "api": settings.HEYAIRA_API_RESOURCE,
+}
+# The scope a client should ask for when it has nothing yet: what the tools and the API use.
+DEFAULT_SCOPES: tuple[str, ...] = (Scope.CONTINUITY_READ, Scope.CONTINUITY_WRITE)
+
+# RFC 6750 section 2.1: b64token
+_BEARER = re.compile(r"^Bearer +([A-Za-z0-9\-._~+/]+=*) *$", re.IGNORECASE)
+
+
+class AuthenticationFailed(Exception):
+    """A refused request, with the complete HTTP answer to give."""
+
+    def __init__(self, status: int, www_authenticate: str, error: HeyAiraError) -> None:
+        super().__init__(error.message)
+        self.status = status
+        self.www_authenticate = www_authenticate
+        self.error = error
+
+
+def authenticate(
+    authorization: str | None,
+    *,
+    resource: ResourceName,
+    request_id: str,
+    client_address: str = "",
+) -> Caller:
+    """The Caller behind an Authorization header at this resource (sync: it queries the ORM).
+
+    No credential: 401 with a challenge but no `error` (RFC 6750 section 3.1). A bad, expired,
+    revoked, unbound or other-audience credential: 401 `invalid_token`, audited.
+    """
+    attempt = _Attempt(resource, request_id, client_address)
+    if not authorization or not authorization.strip():
+        raise AuthenticationFailed(401, challenge(resource), Unauthenticated())
+    if not authorization.lstrip().lower().startswith("bearer"):
+        # Another scheme (Basic, ...) is not a credential here.
+        raise AuthenticationFailed(401, challenge(resource), Unauthenticated())
+    match = _BEARER.match(authorization.strip())
+    if match is None:
+        attempt.fail("malformed_credential", "The Authorization header is not a Bearer token.")
+    token = match.group(1)
+    if looks_like_api_key(token):
+        return _api_key_caller(token, attempt)
+    return _oauth_caller(token, attempt)
+
+
+def challenge(
+    resource: ResourceName,
+    *,
+    error: str | None = None,
+    description: str | None = None,
+    scopes: Iterable[str] = (),
+) -> str:
+    """The WWW-Authenticate value for this resource: where its metadata is, what to ask for."""
+    params: list[tuple[str, str]] = []
+    if error:
+        params.append(("error", error))
+    if description:
+        params.append(("error_description", description))
+    params.append(("resource_metadata", metadata_url(RESOURCES[resource])))
+    params.append(("scope", " ".join(sorted(set(scopes))) or " ".join(DEFAULT_SCOPES)))
+    return "Bearer " + ", ".join(f'{name}="{_quoted(value)}"' for name, value in params)
+
+
+def insufficient_scope(caller: Caller, required: Iterable[str]) -> AuthenticationFailed:
+    """403 naming every scope the operation needs, so the client can step up (RFC 6750 3.1)."""
+    needed = sorted({str(scope) for scope in required})
+    resource = _resource_name(caller.resource)
+    return AuthenticationFailed(
+        403,
+        challenge(
+            resource,
+            error="insufficient_scope",
+            description="The credential lacks a scope this request needs.",
+            scopes=needed,
+        ),
+        Forbidden(f"This request needs the scopes {', '.join(needed)}.", required_scopes=needed),
+    )
+
+
+@dataclass(frozen=True)
+class _Subject:
+    """What is known about a refused credential, for its audit row (never the secret)."""
+
+    user: Any = None
+    project: Any = None
+    client_id: str = ""
+    kind: str = ""
+    tag: str = ""
+
+
+class _Attempt:
+    """One authentication attempt: where, and how a refusal is audited and answered."""
+
+    def __init__(self, resource: ResourceName, request_id: str, client_address: str) -> None:
+        self.resource = resource
+        self.audience = RESOURCES[resource]
+        self.request_id = request_id
+        self.client_address = client_address
+
+    def fail(self, reason: str, description: str, subject: _Subject | None = None) -> NoReturn:
+        subject = subject or _Subject()
+        audit.record_oauth(
+            audit.AUTHENTICATE,
+            Outcome.REJECTED,
+            user=subject.user,
+            project=subject.project,
+            client_id=subject.client_id,
+            resource=self.audience,
+            error_code=reason,
+            credential_kind=subject.kind,
+            fingerprint=subject.tag,
+            request_id=self.request_id,
+        )
+        logger.info(
+            "credential refused at %s: %s (from %s)", self.resource, reason, self.client_address
+        )
+        raise AuthenticationFailed(
+            401,
+            challenge(self.resource, error="invalid_token", description=description),
+            Unauthenticated(description),
+        )
+
+
+def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
+    checksum = hashlib.sha256(token.encode()).hexdigest()
+    row = (
+        AccessToken.objects.select_related("user", "project", "application")
+        .filter(token_checksum=checksum)
+        .first()
+    )
+    if row is None:
+        # Unknown, or revoked (revocation deletes the row).
+        attempt.fail("invalid_token", "The access token is unknown or revoked.")
+    client_id = row.application.client_id if row.application else ""
+    subject = _Subject(
+        row.user, row.project, client_id, CredentialKind.OAUTH_TOKEN, fingerprint(checksum)
+    )
+    problem = access_token_problem(row, attempt.audience)
+    if problem is not None:
+        attempt.fail(problem, _DESCRIPTIONS[problem], subject)
+    role = member_role(row.user_id, row.project_id)
+    if role is None:
+        attempt.fail("not_a_member", _DESCRIPTIONS["not_a_member"], subject)
+    return Caller(
+        project=row.project,
+        role=role,
+        scopes=frozenset(row.scope.split()),
+        actor=Actor(type=ActorType.USER, id=str(row.user.pk), label=row.user.get_username()),
+        user_id=row.user.pk,
+        credential=Credential(
+            kind=CredentialKind.OAUTH_TOKEN, id=str(row.pk), fingerprint=fingerprint(checksum)
+        ),
+        resource=attempt.audience,
+        instance=settings.HEYAIRA_INSTANCE,
+        request_id=attempt.request_id,
+        client_id=client_id or None,
+    )
+
+
+def _api_key_caller(secret: str, attempt: _Attempt) -> Caller:
+    key = api_key_find(secret)
+    if key is None:
+        attempt.fail("invalid_api_key", "The API key is unknown.")
+    subject = _Subject(key.user, key.project, "", CredentialKind.API_KEY, fingerprint(key.prefix))
+    if key.revoked_at is not None:
+        # A revoked key still in use is worth an auditor's look: a leaked key, or a forgotten
+        # client. The row names the key, never the secret.
+        attempt.fail("api_key_revoked", "The API key was revoked.", subject)
+    if key.expires_at is not None and timezone.now() >= key.expires_at:
+        attempt.fail("api_key_expired", "The API key has expired.", subject)
+    role = member_role(key.user_id, key.project_id)
+    if role is None:
+        attempt.fail("not_a_member", _DESCRIPTIONS["not_a_member"], subject)
+    api_key_touch(key)
+    return _key_caller(key, role, attempt)
+
+
+def _key_caller(key: ApiKey, role: Role, attempt: _Attempt) -> Caller:
+    username = key.user.get_username()
+    return Caller(
+        project=key.project,
+        role=role,
+        scopes=frozenset(key.scopes),
+        actor=Actor(type=ActorType.API_KEY, id=str(key.pk), label=f"{key.label} ({username})"),
+        user_id=key.user.pk,
+        credential=Credential(
+            kind=CredentialKind.API_KEY, id=str(key.pk), fingerprint=fingerprint(key.prefix)
+        ),
+        resource=attempt.audience,
+        instance=settings.HEYAIRA_INSTANCE,
+        request_id=attempt.request_id,
+    )
+
+
+_DESCRIPTIONS = {
+    "token_unbound": "The access token is not bound to a project and a resource.",
+    "token_expired": "The access token has expired.",
+    "wrong_audience": "The access token was issued for another resource.",
+    "not_a_member": "The credential's user is no longer an active member of its project.",
+}
+
+
+def _resource_name(url: str) -> ResourceName:
+    return "api" if url == RESOURCES["api"] else "mcp"
+
+
+def _quoted(value: str) -> str:
+    """A quoted-string body: backslash and quote escaped, control characters dropped."""
+    cleaned = "".join(ch for ch in value if ch >= " " and ch != "\x7f")
+    return cleaned.replace("\\", "\\\\").replace('"', '\\"')

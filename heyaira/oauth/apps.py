@@ -1,0 +1,15 @@
+from django.apps import AppConfig
+
+
+class OAuthConfig(AppConfig):
+    name = "heyaira.oauth"
+    label = "oauth"
+    verbose_name = "OAuth"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Receivers: sign-in failures, and credential revocation on membership changes.
+        from heyaira.oauth import revocation, signin
+
+        signin.connect_receivers()
+        revocation.connect_receivers()

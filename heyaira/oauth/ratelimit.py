@@ -1,0 +1,39 @@
+"""A fixed-window counter on Django's cache, for endpoints anyone may call (client registration)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.core.cache import cache
+
+
+@dataclass(frozen=True)
+class Hit:
+    count: int
+    limit: int
+    retry_after: int  # seconds until the window ends
+
+    @property
+    def allowed(self) -> bool:
+        return self.count <= self.limit
+
+    @property
+    def first_refusal(self) -> bool:
+        """Only the first refusal of a window is worth an audit row, not a flood of them."""
+        return self.count == self.limit + 1
+
+
+def hit(bucket: str, address: str, *, limit: int, window: int) -> Hit:
+    now = time.time()
+    slot = int(now // window)
+    key = f"ratelimit:{bucket}:{address}:{slot}"
+    # add() is a no-op when the key exists, so concurrent first hits do not reset the count.
+    cache.add(key, 0, timeout=window)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add() and incr()
+        cache.set(key, 1, timeout=window)
+        count = 1
+    retry_after = max(1, int((slot + 1) * window - now))
+    return Hit(count=count, limit=limit, retry_after=retry_after)

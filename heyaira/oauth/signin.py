@@ -1,0 +1,63 @@
+"""Sign-in at /accounts/login/, its audit trail, and the audited CSRF refusal.
+
+A failed sign-in is recorded with the account it named only when that account exists: the text
+typed into the username box may be a password typed in the wrong box, so unknown names are never
+stored, not even hashed. Passwords never reach this module (Django masks them in the signal).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.signals import user_login_failed
+from django.contrib.auth.views import LoginView
+from django.http import HttpRequest, HttpResponse
+from django.utils.decorators import method_decorator
+from django.views.csrf import csrf_failure as django_csrf_failure
+
+from audit.models import Outcome
+from heyaira.oauth import audit
+from heyaira.oauth.http import no_framing
+
+USERNAME_MAX_LENGTH = 150
+
+
+@method_decorator(no_framing, name="dispatch")
+class SignInView(LoginView):
+    template_name = "oauth/sign_in.html"
+
+
+def on_login_failed(
+    sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any
+) -> None:
+    username = credentials.get("username")
+    user = None
+    if isinstance(username, str) and 0 < len(username) <= USERNAME_MAX_LENGTH:
+        user = get_user_model().objects.filter(username=username).first()
+    audit.record_oauth(
+        audit.SIGN_IN,
+        Outcome.REJECTED,
+        user=user,
+        error_code="invalid_credentials",
+        request_id=getattr(request, "request_id", ""),
+    )
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A POST without a valid CSRF token (a forged consent, say) is refused and audited."""
+    user = getattr(request, "user", None)
+    audit.record_oauth(
+        audit.CSRF_REJECTED,
+        Outcome.REJECTED,
+        user=user if user is not None and user.is_authenticated else None,
+        target_type="path",
+        target_id=request.path[:64],
+        error_code="csrf_failed",
+        request_id=getattr(request, "request_id", ""),
+    )
+    return django_csrf_failure(request, reason=reason)
+
+
+def connect_receivers() -> None:
+    user_login_failed.connect(on_login_failed, dispatch_uid="heyaira.oauth.sign_in_failed")

@@ -1,0 +1,387 @@
+"""The request validator: where DOT's flows learn about projects, roles and replays.
+
+One instance serves every thread (DOT caches it per view class), so nothing per request is kept
+on `self`: it goes on the oauthlib request (`request.project`, `request.heyaira_grant`, ...) or
+in the audit notes of heyaira.oauth.audit.
+
+What it adds to DOT:
+- a code is issued only for a project the user belongs to, with scopes capped by their role;
+- codes are stored as digests, redeemed with a compare-and-set, and a replayed code revokes the
+  tokens issued from it;
+- every token issue re-checks the membership and caps the scopes to the current role;
+- a presented refresh token that was already rotated (or revoked) revokes its whole family,
+  also when two refreshes race; a family ends 30 days after it began;
+- a token has exactly one audience, one of HeyAira's two resources;
+- the resource server refuses tokens without a project or an audience.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections import OrderedDict
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from oauth2_provider.oauth2_validators import OAuth2Validator
+from oauth2_provider.settings import oauth2_settings
+from oauthlib.common import Request
+from oauthlib.oauth2.rfc6749 import errors
+
+from audit.models import Outcome
+from audit.recorder import fingerprint
+from heyaira.oauth import audit
+from heyaira.oauth.models import AccessToken, Grant, RefreshToken
+from heyaira.oauth.policy import (
+    allowed_resources,
+    cap_scopes,
+    code_digest,
+    member_role,
+    refresh_family_expired,
+)
+from heyaira.oauth.replays import Replay, Replayed, replay_of, revoke_replayed
+
+
+class HeyAiraValidator(OAuth2Validator):
+    # ---- authorization endpoint ---------------------------------------------------------
+
+    def save_authorization_code(
+        self, client_id: str, code: dict[str, Any], request: Request, *args: Any, **kwargs: Any
+    ) -> None:
+        """Fail closed: no project chosen (consent skipped), or not a member, means no code."""
+        project = getattr(request, "project", None)
+        role = member_role(getattr(request.user, "pk", None), getattr(project, "pk", None))
+        if project is None or role is None:
+            raise errors.AccessDeniedError(request=request)
+        request.scopes = cap_scopes(request.scopes or [], role)
+        if not request.scopes:
+            raise errors.InvalidScopeError(request=request)
+        with transaction.atomic():
+            self._create_authorization_code(request, code)
+            audit.record_oauth(
+                audit.CONSENT,
+                Outcome.SUCCESS,
+                user=request.user,
+                project=project,
+                client_id=client_id,
+                resource=request.resource[0],
+                target_type="oauth_client",
+                target_id=client_id,
+            )
+
+    def _create_authorization_code(
+        self, request: Request, code: dict[str, Any], expires: Any = None
+    ) -> Grant:
+        if request.code_challenge_method != "S256" or not request.code_challenge:
+            raise errors.InvalidRequestError(description="PKCE with S256 is required.")
+        lifetime = timedelta(seconds=oauth2_settings.AUTHORIZATION_CODE_EXPIRE_SECONDS)
+        return Grant.objects.create(
+            application=request.client,
+            user=request.user,
+            project=request.project,
+            code=code_digest(code["code"]),
+            expires=expires or timezone.now() + lifetime,
+            redirect_uri=request.redirect_uri,
+            scope=" ".join(request.scopes),
+            code_challenge=request.code_challenge,
+            code_challenge_method="S256",
+            resource=list(request.resource),
+        )
+
+    # ---- token endpoint: authorization code ---------------------------------------------
+
+    def validate_code(
+        self, client_id: str, code: str, client: Any, request: Request, *args: Any, **kwargs: Any
+    ) -> bool:
+        grant = (
+            Grant.objects.select_related("user", "project").filter(code=code_digest(code)).first()
+        )
+        if grant is None:
+            audit.note(reason="code_unknown")
+            return False
+        audit.note(project=grant.project, user=grant.user)
+        if grant.application_id != client.pk:
+            audit.note(reason="code_of_another_client")
+            return False
+        if grant.redeemed_at is not None:
+            replay = Replay(
+                audit.CODE_REPLAY,
+                grant.issued_family,
+                grant.project,
+                grant.user,
+                client.client_id,
+                list(grant.resource),
+            )
+            revoke_replayed(replay)
+            return False
+        if grant.is_expired():
+            audit.note(reason="code_expired")
+            return False
+        if not self._bind(request, grant.user, grant.project, grant.scope.split()):
+            return False
+        request.heyaira_grant = grant
+        request.heyaira_audience = list(grant.resource)
+        return True
+
+    def _grant(self, code: str, request: Request) -> Grant | None:
+        grant = getattr(request, "heyaira_grant", None)
+        if grant is not None:
+            return grant
+        return Grant.objects.filter(code=code_digest(code), application=request.client).first()
+
+    def get_code_challenge(self, code: str, request: Request) -> str | None:
+        grant = self._grant(code, request)
+        # oauthlib compares the verifier next; an invalid_grant after this point is a PKCE
+        # mismatch (see heyaira.oauth.views.TokenView).
+        audit.note(pkce_checked=True)
+        return (grant.code_challenge or None) if grant else None
+
+    def get_code_challenge_method(self, code: str, request: Request) -> str | None:
+        grant = self._grant(code, request)
+        return (grant.code_challenge_method or None) if grant else None
+
+    def confirm_redirect_uri(
+        self,
+        client_id: str,
+        code: str,
+        redirect_uri: str,
+        client: Any,
+        request: Request,
+        *args: Any,
+        **kwargs: Any,
+    ) -> bool:
+        grant = self._grant(code, request)
+        return grant is not None and grant.redirect_uri_allowed(redirect_uri)
+
+    def get_authorization_code_scopes(
+        self, client_id: str, code: str, redirect_uri: str, request: Request
+    ) -> list[str]:
+        grant = self._grant(code, request)
+        return grant.scope.split() if grant else []
+
+    def get_authorization_code_nonce(
+        self, client_id: str, code: str, redirect_uri: str, request: Request
+    ) -> None:
+        return None  # OpenID Connect is off
+
+    def invalidate_authorization_code(
+        self, client_id: str, code: str, request: Request, *args: Any, **kwargs: Any
+    ) -> None:
+        # Normally a no-op: the grant was redeemed (compare-and-set) in the issuing transaction.
+        Grant.objects.filter(code=code_digest(code), redeemed_at__isnull=True).update(
+            redeemed_at=timezone.now()
+        )
+
+    # ---- token endpoint: refresh token --------------------------------------------------
+
+    def validate_refresh_token(
+        self, refresh_token: str, client: Any, request: Request, *args: Any, **kwargs: Any
+    ) -> bool:
+        checksum = hashlib.sha256(refresh_token.encode()).hexdigest()
+        row = (
+            RefreshToken.objects.select_related("user", "project")
+            .filter(token_checksum=checksum)
+            .order_by(F("revoked").desc(nulls_first=True))
+            .first()
+        )
+        if row is None:
+            audit.note(reason="refresh_unknown")
+            return False
+        audit.note(project=row.project, user=row.user)
+        if row.revoked is not None:
+            # Rotated or revoked: with a grace period of 0 any second use is a replay.
+            replay = Replay(
+                audit.REFRESH_REUSE,
+                row.token_family,
+                row.project,
+                row.user,
+                client.client_id,
+                list(row.resource),
+            )
+            revoke_replayed(replay)
+            return False
+        if refresh_family_expired(row.family_started or row.created):
+            RefreshToken.revoke_family(row.token_family)
+            audit.note(reason="refresh_family_expired")
+            return False
+        if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
+            audit.note(reason="refresh_refused")
+            return False
+        request.heyaira_audience = list(row.resource)
+        return self._bind(request, row.user, row.project, [])
+
+    # ---- token endpoint: issuing --------------------------------------------------------
+
+    def _bind(self, request: Request, user: Any, project: Any, scopes: list[str]) -> bool:
+        """Re-check the membership at every issue; the role may have changed since consent."""
+        role = member_role(getattr(user, "pk", None), getattr(project, "pk", None))
+        if role is None:
+            audit.note(reason="not_a_member")
+            return False
+        request.user = user
+        request.project = project
+        request.heyaira_role = role
+        if scopes:
+            request.scopes = scopes
+        return True
+
+    def _validate_resource_uris(self, request: Request, resources: list[str]) -> None:
+        super()._validate_resource_uris(request, resources)
+        for resource in resources:
+            if resource not in allowed_resources():
+                raise errors.CustomOAuth2Error(
+                    error="invalid_target",
+                    description="Unknown resource: name HeyAira's MCP endpoint or its REST API.",
+                    request=request,
+                )
+
+    def _check_and_set_request_resource(self, request: Request) -> None:
+        """The token's audience is the one its grant (or refresh token) was issued for; a
+        request may repeat it but never name another (RFC 8707 section 2.2)."""
+        requested = getattr(request, "resource", None) or []
+        if isinstance(requested, str):
+            body = getattr(request, "decoded_body", None) or []
+            requested = [value for key, value in body if key == "resource"] or [requested]
+        self._validate_resource_uris(request, list(requested))
+        audience = list(getattr(request, "heyaira_audience", None) or [])
+        if not audience or any(resource not in audience for resource in requested):
+            raise errors.CustomOAuth2Error(
+                error="invalid_target",
+                description="A token is only issued for the resource its grant names.",
+                request=request,
+            )
+        request.resource = audience
+
+    def save_bearer_token(
+        self, token: dict[str, Any], request: Request, *args: Any, **kwargs: Any
+    ) -> None:
+        try:
+            super().save_bearer_token(token, request, *args, **kwargs)
+        except Replayed as raised:
+            # The issuing transaction rolled back; the revocation must not. A code that lost
+            # the race was redeemed by the winner, whose tokens are committed by now: revoke
+            # them too (RFC 6749 section 4.1.2).
+            replay = raised.replay
+            if raised.grant_pk is not None:
+                family = (
+                    Grant.objects.filter(pk=raised.grant_pk)
+                    .values_list("issued_family", flat=True)
+                    .first()
+                )
+                replay = replace(replay, family=family)
+            revoke_replayed(replay)
+            raise errors.InvalidGrantError(request=request) from None
+
+    def _save_bearer_token(
+        self, token: dict[str, Any], request: Request, *args: Any, **kwargs: Any
+    ) -> None:
+        # Audience first: a wrong resource must not consume the code or the refresh token.
+        self._check_and_set_request_resource(request)
+        role = member_role(request.user.pk, request.project.pk)
+        scopes = cap_scopes(token.get("scope", "").split(), role) if role else []
+        if not scopes:
+            raise errors.InvalidScopeError(request=request)
+        token["scope"] = " ".join(scopes)
+        if request.grant_type == "authorization_code":
+            self._redeem(request)
+        else:
+            self._lock_refresh_token(request)
+        super()._save_bearer_token(token, request, *args, **kwargs)
+        self._after_issue(request)
+
+    def _redeem(self, request: Request) -> None:
+        """Compare-and-set: the WHERE on redeemed_at is the lock, so of two concurrent
+        exchanges of one code exactly one updates the row."""
+        grant = request.heyaira_grant
+        if not Grant.objects.filter(pk=grant.pk, redeemed_at__isnull=True).update(
+            redeemed_at=timezone.now()
+        ):
+            raise Replayed(replay_of(audit.CODE_REPLAY, None, request), grant_pk=grant.pk)
+
+    def _lock_refresh_token(self, request: Request) -> None:
+        """Two refreshes of one token may both pass validation; the row lock orders them and
+        the second sees the token already rotated: that is a replay, not a second family."""
+        row = RefreshToken.objects.select_for_update().get(pk=request.refresh_token_instance.pk)
+        if row.revoked is not None:
+            raise Replayed(replay_of(audit.REFRESH_REUSE, row.token_family, request))
+        request.refresh_token_instance = row
+
+    def _after_issue(self, request: Request) -> None:
+        access_token: AccessToken = request.heyaira_access_token
+        refresh: RefreshToken | None = getattr(request, "heyaira_refresh_token", None)
+        if request.grant_type == "authorization_code" and refresh is not None:
+            Grant.objects.filter(pk=request.heyaira_grant.pk).update(
+                issued_family=refresh.token_family
+            )
+        audit.record_oauth(
+            audit.TOKEN_OPERATIONS[request.grant_type],
+            Outcome.SUCCESS,
+            user=request.user,
+            project=request.project,
+            client_id=request.client.client_id,
+            resource=access_token.resource[0],
+            target_type="access_token",
+            target_id=str(access_token.pk),
+            credential_kind="oauth_token",
+            fingerprint=fingerprint(access_token.token_checksum),
+        )
+
+    def _create_access_token(
+        self,
+        expires: Any,
+        request: Request,
+        token: dict[str, Any],
+        source_refresh_token: Any = None,
+    ) -> AccessToken:
+        access_token = AccessToken(
+            user=request.user,
+            scope=token["scope"],
+            expires=expires,
+            application=request.client,
+            source_refresh_token=source_refresh_token,
+            resource=list(request.resource),
+            project=request.project,
+        )
+        self._set_token_value(access_token, token["access_token"])
+        access_token.save()
+        request.heyaira_access_token = access_token
+        return access_token
+
+    def _create_refresh_token(
+        self, request: Request, refresh_token_code: str, access_token: Any, previous: Any
+    ) -> RefreshToken:
+        refresh = RefreshToken(
+            user=request.user,
+            application=request.client,
+            access_token=access_token,
+            token_family=previous.token_family if previous else None,
+            resource=list(request.resource),
+            project=request.project,
+            family_started=(previous.family_started or previous.created)
+            if previous
+            else timezone.now(),
+        )
+        if refresh.token_family is None:
+            refresh.token_family = uuid.uuid4()
+        self._set_token_value(refresh, refresh_token_code)
+        refresh.save()
+        request.heyaira_refresh_token = refresh
+        return refresh
+
+    # ---- resource server ----------------------------------------------------------------
+
+    def validate_bearer_token(self, token: str, scopes: list[str], request: Request) -> bool:
+        if not super().validate_bearer_token(token, scopes, request):
+            return False
+        access_token = request.access_token
+        if access_token.project_id is None or not access_token.resource:
+            request.oauth2_error = OrderedDict(
+                [("error", "invalid_token"), ("error_description", "The access token is invalid.")]
+            )
+            return False
+        request.project = access_token.project
+        return True

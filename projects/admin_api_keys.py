@@ -1,0 +1,175 @@
+"""The admin for project API keys: owners and admins create and revoke their projects' keys.
+
+Creating shows the secret once, in the confirmation message; nothing else ever shows it again.
+Keys are revoked (an action), never edited or deleted: the audit log keeps naming them.
+Non-superusers see only the keys of projects where they hold `projects.manage_api_keys`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from heyaira.errors import HeyAiraError
+from projects.access import Scope
+from projects.admin_support import ServiceBackedAdmin, as_form_error, caller_for, projects_with
+from projects.api_keys import api_key_create, api_key_revoke
+from projects.models import ApiKey
+
+PERMISSION = "manage_api_keys"
+
+
+class ApiKeyAddForm(forms.ModelForm):
+    admin_request: HttpRequest
+    username = forms.CharField(
+        max_length=150, help_text="The member the key acts for; it gets that member's role."
+    )
+    scopes = forms.MultipleChoiceField(
+        choices=[(str(scope), str(scope)) for scope in Scope],
+        widget=forms.CheckboxSelectMultiple,
+        initial=[str(Scope.CONTINUITY_READ)],
+        help_text="Never more than the member's role allows.",
+    )
+    expires_days = forms.IntegerField(
+        min_value=1, max_value=3650, required=False, help_text="Leave empty for no expiry."
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["project", "label"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["project"].queryset = projects_with(  # type: ignore[attr-defined]
+            self.admin_request.user, PERMISSION
+        )
+        self.issued_secret = ""
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        user = get_user_model().objects.filter(username=data["username"]).first()
+        if user is None:
+            raise forms.ValidationError({"username": "No user with this username."})
+        caller = caller_for(self.admin_request, data["project"])
+        try:
+            issued = api_key_create(
+                caller,
+                user_id=user.pk,
+                label=data["label"],
+                scopes=data["scopes"],
+                expires_days=data.get("expires_days"),
+            )
+        except HeyAiraError as error:
+            raise as_form_error(error, set(self.fields)) from None
+        self.instance = issued.api_key
+        self.issued_secret = issued.secret
+        return data
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(ServiceBackedAdmin):
+    list_display = [
+        "label",
+        "project",
+        "user",
+        "key_prefix",
+        "scope_list",
+        "expires_at",
+        "revoked_at",
+        "last_used_at",
+        "created_by",
+    ]
+    list_filter = ["project", "revoked_at"]
+    search_fields = ["label", "prefix", "user__username", "project__slug"]
+    actions = ["revoke_selected"]
+    readonly_fields = [
+        "project",
+        "user",
+        "label",
+        "key_prefix",
+        "scope_list",
+        "expires_at",
+        "revoked_at",
+        "last_used_at",
+        "created_at",
+        "created_by",
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ApiKey]:
+        managed = projects_with(request.user, PERMISSION)
+        return (
+            super()
+            .get_queryset(request)
+            .filter(project__in=managed)
+            .select_related("project", "user")
+        )
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        if obj is None:
+            return self.form_request(ApiKeyAddForm, request)
+        return super().get_form(request, obj, change=change, fields=[], **kwargs)
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return [(None, {"fields": ["project", "username", "label", "scopes", "expires_days"]})]
+        return [(None, {"fields": self.readonly_fields})]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return self.readonly_fields if obj is not None else []
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
+        """The service created the key during validation; show its secret, this once."""
+        secret: str = getattr(form, "issued_secret", "")
+        if not change and secret:
+            self.message_user(
+                request,
+                f"API key “{obj.label}” created. Copy it now, it will not be shown again: {secret}",
+                level=messages.WARNING,
+            )
+
+    @admin.action(description="Revoke the selected API keys")
+    def revoke_selected(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        revoked = 0
+        for key in queryset.filter(revoked_at__isnull=True).select_related("project"):
+            try:
+                api_key_revoke(caller_for(request, key.project), api_key_id=key.pk)
+            except HeyAiraError as error:
+                self.message_user(request, f"{key.label}: {error.message}", level=messages.ERROR)
+                continue
+            revoked += 1
+        self.message_user(request, f"{revoked} API key(s) revoked.")
+
+    @admin.display(description="key")
+    def key_prefix(self, obj: ApiKey) -> str:
+        return f"hak_{obj.prefix}_…"
+
+    @admin.display(description="scopes")
+    def scope_list(self, obj: ApiKey) -> str:
+        return " ".join(obj.scopes)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return projects_with(request.user, PERMISSION).exists()
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        managed = projects_with(request.user, PERMISSION)
+        if obj is None:
+            return managed.exists()
+        return managed.filter(pk=obj.project_id).exists()
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return projects_with(request.user, PERMISSION).exists()
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # keys are immutable; revoking is the action above
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
