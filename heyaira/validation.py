@@ -56,7 +56,9 @@ def not_a_token(value: str) -> str:
 
 Text = Annotated[str, AfterValidator(storable)]
 RequiredText = Annotated[str, AfterValidator(storable), AfterValidator(not_blank)]
-BranchName = Annotated[str, AfterValidator(branch_name)]
+# storable first: a branch is stored inside a JSON column, where PostgreSQL refuses an unpaired
+# surrogate just as it does in text.
+BranchName = Annotated[str, AfterValidator(storable), AfterValidator(branch_name)]
 
 # Printable ASCII without spaces: UUIDs, ULIDs, "session-2026-11-29T10:00" and the like.
 PRINTABLE_ID_PATTERN = r"^[\x21-\x7e]+$"
