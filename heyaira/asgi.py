@@ -1,8 +1,46 @@
-"""The one ASGI application: Django for everything, the MCP endpoint at /mcp (added later)."""
+"""The one ASGI application: the MCP endpoint at exactly /mcp, Django for everything else.
+
+The SDK's session manager must be running for /mcp to answer, so this application handles the
+ASGI lifespan itself (Django's handler does not) and enters the manager there; each worker
+process runs its own, which is fine because /mcp is stateless.
+"""
+
+from __future__ import annotations
 
 import os
 
 from django.core.asgi import get_asgi_application
+from starlette.types import Receive, Scope, Send
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heyaira.settings")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+# Imported after Django is set up: the MCP transport uses models.
+from continuity.mcp.asgi import McpEndpoint  # noqa: E402
+from continuity.mcp.server import build_session_manager  # noqa: E402
+
+MCP_PATH = "/mcp"
+
+
+class HeyAiraApplication:
+    def __init__(self) -> None:
+        self.manager = build_session_manager()
+        self.mcp = McpEndpoint(self.manager)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http" and scope["path"] == MCP_PATH:
+            await self.mcp(scope, receive, send)
+        else:
+            await django_application(scope, receive, send)  # type: ignore[arg-type]
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()  # lifespan.startup
+        async with self.manager.run():
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+application = HeyAiraApplication()

@@ -1,0 +1,1 @@
+"""The MCP transport: the continuity protocol over Streamable HTTP at /mcp (DESIGN section 5)."""

@@ -1,0 +1,173 @@
+"""The /mcp endpoint as an ASGI application, in front of the SDK's session manager.
+
+In order: request id; POST only (GET and DELETE get 405: stateless, no streams, no sessions);
+Host and Origin (DNS-rebinding protection); body size; authentication (401 with the challenge);
+step-up (403 insufficient_scope when the tool needs a scope the credential lacks but the role
+allows); then the SDK, with the Caller in a context variable.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.http.request import split_domain_port, validate_host
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import Message, Receive, Scope, Send
+
+from continuity.mcp.orm import run_orm
+from continuity.mcp.server import current_caller
+from continuity.mcp.tools import TOOLS
+from heyaira import authn
+from heyaira.middleware import request_id_from
+from projects.access import Caller
+
+MAX_BODY_BYTES = 1024 * 1024
+
+
+class McpEndpoint:
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self.manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = _headers(scope)
+        request_id = request_id_from(headers.get("x-request-id"))
+        send = _with_header(send, "x-request-id", request_id)
+        if scope["method"] != "POST":
+            await _respond(
+                send, 405, _error_body("method_not_allowed", "Use POST."), [("allow", "POST")]
+            )
+            return
+        rejection = _check_host_and_origin(headers)
+        if rejection is not None:
+            await _respond(send, rejection[0], _error_body("forbidden", rejection[1]))
+            return
+        body = await _read_body(receive)
+        if body is None:
+            await _respond(send, 413, _error_body("validation_error", "Request body too large."))
+            return
+        try:
+            caller = await run_orm(
+                authn.authenticate,
+                headers.get("authorization"),
+                resource="mcp",
+                request_id=request_id,
+                client_address=_client_address(scope),
+            )
+            _require_scope_for_tool(caller, body)
+        except authn.AuthenticationFailed as failure:
+            await _respond(
+                send,
+                failure.status,
+                json.dumps({"error": failure.error.as_dict()}).encode(),
+                [("www-authenticate", failure.www_authenticate)],
+            )
+            return
+        token = current_caller.set(caller)
+        try:
+            await self.manager.handle_request(scope, _replay(body), send)
+        finally:
+            current_caller.reset(token)
+
+
+def _require_scope_for_tool(caller: Caller, body: bytes) -> None:
+    """Step-up: a tools/call the role allows but the token's scopes do not gets HTTP 403."""
+    spec = TOOLS.get(_called_tool(body) or "")
+    if spec is None:
+        return
+    missing = caller.scope_shortfall(spec.capability)
+    if missing is not None:
+        raise authn.insufficient_scope(caller, sorted({*map(str, caller.scopes), str(missing)}))
+
+
+def _called_tool(body: bytes) -> str | None:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None  # the SDK answers malformed JSON itself
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _check_host_and_origin(headers: dict[str, str]) -> tuple[int, str] | None:
+    host, _ = split_domain_port(headers.get("host", ""))
+    if not host or not validate_host(host, settings.ALLOWED_HOSTS):
+        return 421, "Host is not served here."
+    origin = headers.get("origin")
+    if origin is not None and origin not in settings.HEYAIRA_MCP_ALLOWED_ORIGINS:
+        # A browser page from another origin (DNS rebinding) must not reach the endpoint.
+        return 403, "Origin not allowed."
+    return None
+
+
+async def _read_body(receive: Receive) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes) -> Receive:
+    """A receive callable that hands the already-read body to the SDK."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {
+        name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]
+    }
+
+
+def _client_address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else ""
+
+
+def _with_header(send: Send, name: str, value: str) -> Send:
+    async def sender(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {
+                **message,
+                "headers": [*message.get("headers", []), (name.encode(), value.encode("latin-1"))],
+            }
+        await send(message)
+
+    return sender
+
+
+def _error_body(code: str, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, headers: list[tuple[str, str]] | None = None
+) -> None:
+    raw_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    raw_headers += [(k.encode(), v.encode("latin-1")) for k, v in headers or []]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,123 @@
+"""The MCP server: tools/list and tools/call over the Core operations.
+
+Built on the official SDK's low-level Server; the Streamable HTTP session manager (stateless,
+JSON responses) serves the handshake era (2025-03-26 .. 2025-11-25) and the stateless 2026-07-28
+era on one endpoint. Authentication happens before the SDK sees a request (continuity.mcp.asgi);
+the Caller arrives here through a context variable.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+from typing import Any
+
+import mcp_types as types
+import pydantic
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
+
+from audit.models import Outcome
+from audit.recorder import record
+from continuity.mcp.orm import run_orm
+from continuity.mcp.tools import INSTRUCTIONS, SPECS, TOOLS
+from heyaira.errors import HeyAiraError
+from projects.access import Caller
+
+logger = logging.getLogger(__name__)
+
+# The authenticated Caller of the request being served (set by the ASGI wrapper).
+current_caller: contextvars.ContextVar[Caller] = contextvars.ContextVar("heyaira_mcp_caller")
+
+_TOOL_LIST = [spec.as_tool() for spec in SPECS]
+_INPUT_SCHEMAS = {tool.name: tool.input_schema for tool in _TOOL_LIST}
+
+
+def tool_result(data: dict[str, Any], *, is_error: bool = False) -> types.CallToolResult:
+    """structuredContent plus the same JSON as text, for clients that read only content."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=data,
+        is_error=is_error,
+    )
+
+
+def error_result(error: HeyAiraError) -> types.CallToolResult:
+    return tool_result({"error": error.as_dict()}, is_error=True)
+
+
+async def list_tools(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=_TOOL_LIST)
+
+
+async def call_tool(
+    ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+) -> types.CallToolResult:
+    caller = current_caller.get()
+    spec = TOOLS.get(params.name)
+    if spec is None:
+        await run_orm(_record_unknown_tool, caller, params.name)
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name[:100]}")
+    try:
+        data = await run_orm(spec.operation, caller, params.arguments or {})
+    except HeyAiraError as error:
+        return error_result(error)
+    except Exception:
+        # The operation already audited it as an error; the client learns nothing internal.
+        logger.exception("tool %s failed (request %s)", spec.name, caller.request_id)
+        return tool_result(
+            {"error": {"code": "internal_error", "message": "The server failed; try again."}},
+            is_error=True,
+        )
+    return tool_result(data)
+
+
+def _record_unknown_tool(caller: Caller, name: str) -> None:
+    record(
+        caller,
+        "tools_call",
+        Outcome.REJECTED,
+        target_type="tool",
+        target_id=name[:64],
+        error_code="unknown_tool",
+    )
+
+
+class HideInternalErrors:
+    """No exception text ever reaches a client as a JSON-RPC error (the SDK's legacy path would
+    send str(exc)); tool failures are already results, so this only guards the rest."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        try:
+            return await call_next(ctx)
+        except (MCPError, pydantic.ValidationError):
+            raise
+        except Exception:
+            logger.exception("MCP request failed")
+            raise MCPError(code=types.INTERNAL_ERROR, message="Internal server error") from None
+
+
+def build_server() -> Server[Any]:
+    server: Server[Any] = Server(
+        "heyaira",
+        version="0.1.0",
+        title="HeyAira",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=_INPUT_SCHEMAS.get,
+    )
+    server.middleware.append(HideInternalErrors())
+    return server
+
+
+def build_session_manager() -> StreamableHTTPSessionManager:
+    # Stateless with JSON responses: no session ids, no SSE streams, any worker serves any
+    # request (DESIGN section 10). Host and Origin are checked by our ASGI wrapper.
+    return StreamableHTTPSessionManager(app=build_server(), stateless=True, json_response=True)
