@@ -129,6 +129,7 @@ class _Subject:
     client_id: str = ""
     kind: str = ""
     tag: str = ""
+    actor: tuple[ActorType, str, str] | None = None  # an API key acts as itself
 
 
 class _Attempt:
@@ -153,6 +154,7 @@ class _Attempt:
             credential_kind=subject.kind,
             fingerprint=subject.tag,
             request_id=self.request_id,
+            actor=subject.actor,
         )
         logger.info(
             "credential refused at %s: %s (from %s)", self.resource, reason, self.client_address
@@ -204,7 +206,13 @@ def _api_key_caller(secret: str, attempt: _Attempt) -> Caller:
     key = api_key_find(secret)
     if key is None:
         attempt.fail("invalid_api_key", "The API key is unknown.")
-    subject = _Subject(key.user, key.project, "", CredentialKind.API_KEY, fingerprint(key.prefix))
+    subject = _Subject(
+        key.user,
+        key.project,
+        kind=CredentialKind.API_KEY,
+        tag=fingerprint(key.prefix),
+        actor=(ActorType.API_KEY, str(key.pk), _key_label(key)),
+    )
     if key.revoked_at is not None:
         # A revoked key still in use is worth an auditor's look: a leaked key, or a forgotten
         # client. The row names the key, never the secret.
@@ -218,13 +226,16 @@ def _api_key_caller(secret: str, attempt: _Attempt) -> Caller:
     return _key_caller(key, role, attempt)
 
 
+def _key_label(key: ApiKey) -> str:
+    return f"{key.label} ({key.user.get_username()})"
+
+
 def _key_caller(key: ApiKey, role: Role, attempt: _Attempt) -> Caller:
-    username = key.user.get_username()
     return Caller(
         project=key.project,
         role=role,
         scopes=frozenset(key.scopes),
-        actor=Actor(type=ActorType.API_KEY, id=str(key.pk), label=f"{key.label} ({username})"),
+        actor=Actor(type=ActorType.API_KEY, id=str(key.pk), label=_key_label(key)),
         user_id=key.user.pk,
         credential=Credential(
             kind=CredentialKind.API_KEY, id=str(key.pk), fingerprint=fingerprint(key.prefix)

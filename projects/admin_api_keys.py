@@ -116,7 +116,7 @@ class ApiKeyAdmin(ServiceBackedAdmin):
     ) -> Any:
         if obj is None:
             return self.form_request(ApiKeyAddForm, request)
-        return super().get_form(request, obj, change=change, fields=[], **kwargs)
+        return super().get_form(request, obj, change=change, **kwargs)
 
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:

@@ -76,6 +76,14 @@ def note(**values: Any) -> None:
         setattr(notes, name, value)
 
 
+def _actor(user: Any, client_id: str) -> tuple[ActorType, str, str]:
+    if user is not None:
+        return (ActorType.USER, str(user.pk), user.get_username())
+    if client_id:
+        return (ActorType.OAUTH_CLIENT, client_id, "")
+    return (ActorType.ANONYMOUS, "", "")
+
+
 def record_oauth(
     operation: str,
     outcome: Outcome,
@@ -93,14 +101,7 @@ def record_oauth(
     actor: tuple[ActorType, str, str] | None = None,
 ) -> None:
     """One audit row for a security event that has no Caller (OAuth flows, sign-in)."""
-    if actor is not None:
-        pass
-    elif user is not None:
-        actor = (ActorType.USER, str(user.pk), user.get_username())
-    elif client_id:
-        actor = (ActorType.OAUTH_CLIENT, client_id, "")
-    else:
-        actor = (ActorType.ANONYMOUS, "", "")
+    actor = actor or _actor(user, client_id)
     context = SecurityContext(
         actor_type=actor[0],
         actor_id=actor[1],

@@ -137,9 +137,11 @@ class ConsentView(AuthorizationView):
     def create_authorization_response(
         self, request: HttpRequest, scopes: str, credentials: dict[str, Any], allow: bool
     ) -> Any:
-        if allow:
-            # Every credentials key becomes an attribute of the oauthlib request.
-            credentials["project"] = self.consent["project"]
+        consent = getattr(self, "consent", None)
+        if allow and consent is not None:
+            # Every credentials key becomes an attribute of the oauthlib request. Without a
+            # consent form (skip_authorization) there is no project, and the validator refuses.
+            credentials["project"] = consent["project"]
         return super().create_authorization_response(request, scopes, credentials, allow)
 
     def error_response(self, error: Any, application: Any, **kwargs: Any) -> HttpResponse:

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from django.contrib.auth.models import AbstractUser
 from django.core.cache import cache
 from django.test import Client
 
 from tests.factories import World
+from tests.live import asgi_server  # noqa: F401  (the live-server fixture)
 
 
 @pytest.fixture(autouse=True)
@@ -16,7 +18,7 @@ def _fresh_cache():
     cache.clear()
 
 
-def signed_in(user: AbstractUser) -> Client:
+def signed_in(user: Any) -> Client:
     client = Client()
     client.force_login(user)
     return client

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.test import Client
 
 from audit.models import AuditEvent
+from heyaira.oauth.models import AccessToken
 from projects.models import Project
 
 MCP = settings.HEYAIRA_MCP_RESOURCE
@@ -151,6 +152,7 @@ def exchange(
     client_id: str | None = None,
     resource: str | None = None,
     redirect_uri: str | None = None,
+    omit_verifier: bool = False,
 ) -> Any:
     data = {
         "grant_type": "authorization_code",
@@ -159,6 +161,8 @@ def exchange(
         "client_id": client_id or auth.oauth.client_id,
         "code_verifier": auth.verifier if verifier is None else verifier,
     }
+    if omit_verifier:
+        del data["code_verifier"]
     if resource:
         data["resource"] = resource
     return client.post("/oauth/token/", data)
@@ -203,6 +207,11 @@ def last_event(operation: str, **filters: Any) -> AuditEvent:
     found = events(operation, **filters)
     assert found, f"no {operation} audit event matching {filters}"
     return found[-1]
+
+
+def issued_tokens() -> Any:
+    """Access tokens issued to clients (DCR's registration tokens are rows too: not these)."""
+    return AccessToken.objects.filter(project__isnull=False)
 
 
 def bearer(token: str) -> dict[str, str]:

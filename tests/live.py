@@ -1,0 +1,345 @@
+"""The real ASGI app in a subprocess, and a headless browser that signs in and consents.
+
+`asgi_server` starts `uvicorn heyaira.asgi:application` on 127.0.0.1 with a free port, its own
+database (a SQLite file, or a fresh PostgreSQL database when the test run uses PostgreSQL),
+DEBUG off and test secrets. Tests and server share data only through that database: set it up
+with `server.run_python(...)` / `server.add_person(...)` (manage.py against the same database),
+and talk to the server over HTTP.
+
+`ConsentBrowser` plays the person for the MCP SDK's OAuthClientProvider: its redirect_handler
+follows the authorization URL through sign-in and the consent form, and its callback_handler
+returns the code from the final redirect. Usage (see tests/oauth/test_end_to_end_sdk.py):
+
+    browser = ConsentBrowser(username="olivia", password="...", project_slug="alpha")
+    provider = OAuthClientProvider(server_url=server.url + "/mcp", client_metadata=...,
+        storage=MemoryTokenStorage(), redirect_handler=browser.redirect_handler,
+        callback_handler=browser.callback_handler)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urljoin, urlsplit
+
+import httpx2
+import psycopg
+import pytest
+from django.conf import settings
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
+
+REPO = Path(__file__).resolve().parent.parent
+LIVE_SECRET_KEY = "live-test-secret-key-not-for-production-0123456789abcdef"
+LIVE_PEPPER = "live-test-api-key-pepper-not-for-production-0123456789"
+
+
+@dataclass
+class LiveServer:
+    url: str  # http://127.0.0.1:<port>, also HEYAIRA_PUBLIC_URL
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}/mcp"
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.url}/api"
+
+    def manage(self, *args: str) -> str:
+        """Run a manage.py command against the server's database; returns its stdout."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=REPO,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}")
+        return done.stdout
+
+    def run_python(self, code: str) -> Any:
+        """Run Python with Django set up, against the server's database. The code assigns its
+        answer to `result` (JSON-serialisable), which is returned."""
+        script = f"import json\nresult = None\n{code}\nprint('@@RESULT@@' + json.dumps(result))"
+        output = self.manage("shell", "-c", script)
+        marker = output.rindex("@@RESULT@@")
+        return json.loads(output[marker + len("@@RESULT@@") :])
+
+    def add_person(self, username: str, password: str, project_slug: str, role: str) -> None:
+        """A user (created if new) with a role in a project (created, owned by them, if new)."""
+        self.run_python(
+            f"""
+from django.contrib.auth import get_user_model
+from projects.callers import operator_caller
+from projects.models import Membership, Project
+from projects.services import membership_add, project_create
+User = get_user_model()
+user = User.objects.filter(username={username!r}).first()
+if user is None:
+    user = User.objects.create_user(username={username!r}, password={password!r})
+project = Project.objects.filter(slug={project_slug!r}).first()
+if project is None:
+    project = project_create(slug={project_slug!r}, name={project_slug.title()!r},
+                             owner_username={username!r}, operator="tests.live")
+if {role!r} != "owner" or not Membership.objects.filter(project=project, user=user).exists():
+    membership_add(operator_caller(project), user_id=user.pk, role={role!r})
+"""
+        )
+
+    def log_text(self) -> str:
+        """Everything the server wrote to stdout and stderr so far."""
+        return self.log_path.read_text(errors="replace")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _database(workdir: Path, port: int) -> tuple[str, str | None]:
+    """(DATABASE_URL, PostgreSQL database to drop afterwards or None)."""
+    default = settings.DATABASES["default"]
+    if default["ENGINE"] != "django.db.backends.postgresql":
+        return f"sqlite:///{workdir / 'live.sqlite3'}", None
+    base = str(default.get("TEST", {}).get("NAME") or default["NAME"]).removeprefix("test_")
+    name = f"test_{base}_live_{port}"
+    with _maintenance_connection() as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    user = default.get("USER") or ""
+    password = f":{default['PASSWORD']}" if default.get("PASSWORD") else ""
+    host = default.get("HOST") or "127.0.0.1"
+    db_port = f":{default['PORT']}" if default.get("PORT") else ""
+    return f"postgres://{user}{password}@{host}{db_port}/{name}", name
+
+
+def _maintenance_connection() -> psycopg.Connection[Any]:
+    default = settings.DATABASES["default"]
+    return psycopg.connect(
+        dbname="postgres",
+        user=default.get("USER") or None,
+        password=default.get("PASSWORD") or None,
+        host=default.get("HOST") or None,
+        port=default.get("PORT") or None,
+        autocommit=True,
+    )
+
+
+def start_live_server(workdir: Path, *, access_log: bool = True) -> tuple[LiveServer, str | None]:
+    port = free_port()
+    database_url, pg_name = _database(workdir, port)
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO_"))},
+        "DJANGO_SETTINGS_MODULE": "heyaira.settings",
+        "DEBUG": "false",
+        "SECRET_KEY": LIVE_SECRET_KEY,
+        "HEYAIRA_API_KEY_PEPPER": LIVE_PEPPER,
+        "HEYAIRA_PUBLIC_URL": url,
+        "HEYAIRA_INSTANCE": "live-test",
+        "DATABASE_URL": database_url,
+        "LOG_LEVEL": "DEBUG",  # the canary test wants every log line there is
+        "PYTHONUNBUFFERED": "1",
+    }
+    for name in ("ALLOWED_HOSTS", "HEYAIRA_MCP_ALLOWED_ORIGINS"):
+        env.pop(name, None)
+    server = LiveServer(url=url, env=env, log_path=workdir / "server.log")
+    server.manage("migrate", "--noinput")
+    command = [sys.executable, "-m", "uvicorn", "heyaira.asgi:application"]
+    command += ["--host", "127.0.0.1", "--port", str(port)]
+    if not access_log:
+        command.append("--no-access-log")
+    log = server.log_path.open("wb")
+    server.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)
+    _wait_until_up(server)
+    return server, pg_name
+
+
+def _wait_until_up(server: LiveServer, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert server.process is not None
+        if server.process.poll() is not None:
+            raise RuntimeError(f"the server exited early:\n{server.log_text()}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/healthz", timeout=2) as answer:  # noqa: S310
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.2)
+    raise RuntimeError(f"the server did not answer within {timeout}s:\n{server.log_text()}")
+
+
+def stop_live_server(server: LiveServer, pg_name: str | None) -> None:
+    if server.process is not None and server.process.poll() is None:
+        server.process.terminate()
+        try:
+            server.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait(timeout=5)
+    if pg_name is not None:
+        with _maintenance_connection() as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def asgi_server(tmp_path: Path) -> Iterator[LiveServer]:
+    """The real ASGI application on 127.0.0.1, for the duration of one test."""
+    server, pg_name = start_live_server(tmp_path)
+    try:
+        yield server
+    finally:
+        stop_live_server(server, pg_name)
+
+
+# --- the person at the browser ---------------------------------------------------------------
+
+
+class _FormReader(HTMLParser):
+    """The inputs of the page's forms, and the text of each <label for=...>."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inputs: list[dict[str, str]] = []
+        self.labels: dict[str, str] = {}
+        self._label_for: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: value or "" for name, value in attrs}
+        if tag == "input":
+            self.inputs.append(values)
+        elif tag == "label":
+            self._label_for = values.get("for")
+            if self._label_for:
+                self.labels[self._label_for] = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "label":
+            self._label_for = None
+
+    def handle_data(self, data: str) -> None:
+        if self._label_for:
+            self.labels[self._label_for] += data
+
+
+def read_form(html: str) -> _FormReader:
+    reader = _FormReader()
+    reader.feed(html)
+    return reader
+
+
+@dataclass
+class ConsentBrowser:
+    """Signs in, picks `project_slug` on the consent page, and allows (or denies).
+
+    Cookies persist across authorizations, like a real browser's session.
+    """
+
+    username: str
+    password: str
+    project_slug: str | None = None
+    allow: bool = True
+    cookies: httpx2.Cookies = field(default_factory=httpx2.Cookies)
+    pages: list[str] = field(default_factory=list)  # every HTML page seen, for assertions
+    location: str = ""  # the last redirect back to the client
+
+    async def authorize(self, authorization_url: str) -> str:
+        """Follow an authorization URL to the redirect back to the client; return its URL."""
+        async with httpx2.AsyncClient(
+            follow_redirects=False, timeout=30, cookies=self.cookies
+        ) as http:
+            response = await http.get(authorization_url)
+            if response.status_code == 302 and "/accounts/login/" in response.headers["location"]:
+                login_url = urljoin(authorization_url, response.headers["location"])
+                response = await self._sign_in(http, login_url)
+                response = await http.get(urljoin(login_url, response.headers["location"]))
+            if response.status_code != 200:
+                self.location = response.headers.get("location", "")
+                return self.location
+            self.pages.append(response.text)
+            response = await http.post(authorization_url, data=self._consent(response.text))
+            self.cookies.update(http.cookies)
+            self.location = response.headers.get("location", "")
+            return self.location
+
+    async def _sign_in(self, http: httpx2.AsyncClient, login_url: str) -> httpx2.Response:
+        page = await http.get(login_url)
+        self.pages.append(page.text)
+        fields = {
+            i["name"]: i.get("value", "") for i in read_form(page.text).inputs if i.get("name")
+        }
+        fields.update(username=self.username, password=self.password)
+        response = await http.post(login_url, data=fields)
+        if response.status_code != 302:
+            raise AssertionError(f"sign-in failed ({response.status_code})")
+        return response
+
+    def _consent(self, html: str) -> dict[str, str]:
+        form = read_form(html)
+        fields = {
+            i["name"]: i.get("value", "")
+            for i in form.inputs
+            if i.get("name") and i.get("type") == "hidden"
+        }
+        radios = [i for i in form.inputs if i.get("type") == "radio" and i.get("name") == "project"]
+        for radio in radios:
+            label = form.labels.get(radio.get("id", ""), "")
+            if self.project_slug is None or f"({self.project_slug}," in label:
+                fields["project"] = radio["value"]
+                break
+        if self.allow:
+            fields["allow"] = "Authorize"
+        return fields
+
+    # The OAuthClientProvider's two handlers.
+
+    async def redirect_handler(self, authorization_url: str) -> None:
+        await self.authorize(authorization_url)
+
+    async def callback_handler(self) -> AuthorizationCodeResult:
+        query = parse_qs(urlsplit(self.location).query)
+        first = {name: values[0] for name, values in query.items()}
+        if "code" not in first:
+            raise AssertionError(f"no code in the redirect: {self.location}")
+        return AuthorizationCodeResult(
+            code=first["code"], state=first.get("state"), iss=first.get("iss")
+        )
+
+
+@dataclass
+class MemoryTokenStorage:
+    """The SDK's TokenStorage protocol, in memory."""
+
+    tokens: OAuthToken | None = None
+    client_info: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client_info = client_info
