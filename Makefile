@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint typecheck pytest clean
+.PHONY: run test lint typecheck pytest smoke clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ run: $(VENV)/.runtime
 	$(PY) manage.py quickstart
 	$(PY) -m uvicorn heyaira.asgi:application --host $(HOST) --port $(PORT) --no-access-log
 
-test: lint typecheck pytest
+test: lint typecheck pytest smoke
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .
@@ -35,6 +35,10 @@ typecheck: $(VENV)/.dev
 
 pytest: $(VENV)/.dev
 	$(PY) -m pytest -n 2 --dist loadgroup -q
+
+# The continuity protocol end to end, against the server `make run` starts.
+smoke: $(VENV)/.dev
+	$(PY) scripts/smoke_make_run.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
