@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint typecheck pytest smoke clean
+.PHONY: run test lint typecheck pytest smoke conformance-tools clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,5 +40,10 @@ pytest: $(VENV)/.dev
 smoke: $(VENV)/.dev
 	$(PY) scripts/smoke_make_run.py
 
+# Node 22 and the MCP conformance suite in .tools/ (npm registry, pinned); without them
+# tests/mcp/test_conformance.py is skipped, except in CI.
+conformance-tools:
+	scripts/install_conformance.sh
+
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) var .tools .pytest_cache .mypy_cache .ruff_cache

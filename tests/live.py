@@ -46,7 +46,7 @@ LIVE_PEPPER = "live-test-api-key-pepper-not-for-production-0123456789"
 
 @dataclass
 class LiveServer:
-    url: str  # http://127.0.0.1:<port>, also HEYAIRA_PUBLIC_URL
+    url: str  # http://127.0.0.1:<port>, also HEYAIRA_PUBLIC_URL unless given another
     env: dict[str, str]
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
@@ -143,7 +143,11 @@ def _maintenance_connection() -> psycopg.Connection[Any]:
     )
 
 
-def start_live_server(workdir: Path, *, access_log: bool = True) -> tuple[LiveServer, str | None]:
+def start_live_server(
+    workdir: Path, *, access_log: bool = True, public_url: str | None = None
+) -> tuple[LiveServer, str | None]:
+    """public_url: the URL clients use (HEYAIRA_PUBLIC_URL) when it is not the server's own,
+    as behind the conformance suite's proxy."""
     port = free_port()
     database_url, pg_name = _database(workdir, port)
     url = f"http://127.0.0.1:{port}"
@@ -153,7 +157,7 @@ def start_live_server(workdir: Path, *, access_log: bool = True) -> tuple[LiveSe
         "DEBUG": "false",
         "SECRET_KEY": LIVE_SECRET_KEY,
         "HEYAIRA_API_KEY_PEPPER": LIVE_PEPPER,
-        "HEYAIRA_PUBLIC_URL": url,
+        "HEYAIRA_PUBLIC_URL": public_url or url,
         "HEYAIRA_INSTANCE": "live-test",
         "DATABASE_URL": database_url,
         "LOG_LEVEL": "DEBUG",  # the canary test wants every log line there is
