@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import pytest
@@ -127,29 +127,62 @@ def audit_inserts_seen() -> Iterator[list[bool]]:
 # --- threads ------------------------------------------------------------------------------
 
 
-def in_threads(count: int, work: Callable[[int], Any]) -> list[Any]:
-    """Run work(0..count-1) in real threads lined up on a barrier; each thread has its own
-    database connection, closed when it is done. Returns the results in thread order; an
-    unexpected exception in any thread fails the test."""
-    barrier = threading.Barrier(count)
-    results: list[Any] = [None] * count
-    failures: list[BaseException] = []
+class Crew:
+    """`size` real threads, each with its own database connection for its whole life, that run
+    one piece of work per round, released together by a barrier.
 
-    def run(index: int) -> None:
+    The threads (and so their connections) are kept across rounds: opening and closing 64
+    connections a round would let the closing backends of one round and the new ones of the
+    next exceed PostgreSQL's max_connections for a moment. Use it as a context manager; each
+    thread closes its connection when the crew is done.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._start = threading.Barrier(size + 1)
+        self._done = threading.Barrier(size + 1)
+        self._work: Callable[[int], Any] | None = None
+        self._results: list[Any] = []
+        self._failures: list[BaseException] = []
+        self._threads = [threading.Thread(target=self._serve, args=(i,)) for i in range(size)]
+
+    def __enter__(self) -> Crew:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._work = None
+        # If a round broke the barrier, the threads are leaving already.
+        with suppress(threading.BrokenBarrierError):
+            self._start.wait(timeout=60)
+        for thread in self._threads:
+            thread.join(timeout=60)
+        assert not any(thread.is_alive() for thread in self._threads), "a thread did not finish"
+
+    def round(self, work: Callable[[int], Any]) -> list[Any]:
+        """Run work(0..size-1) at once, one call per thread; the results in thread order. An
+        unexpected exception in any thread fails the test."""
+        self._work, self._results = work, [None] * self.size
+        self._start.wait(timeout=60)
+        self._done.wait(timeout=300)
+        if self._failures:
+            raise self._failures[0]
+        return list(self._results)
+
+    def _serve(self, index: int) -> None:
         try:
-            barrier.wait(timeout=30)
-            results[index] = work(index)
-        except BaseException as error:  # reported below, in the test's thread
-            failures.append(error)
+            while True:
+                self._start.wait(timeout=600)
+                work = self._work
+                if work is None:
+                    return
+                try:
+                    self._results[index] = work(index)
+                except BaseException as error:  # reported by round(), in the test's thread
+                    self._failures.append(error)
+                self._done.wait(timeout=600)
+        except threading.BrokenBarrierError:
+            return
         finally:
             connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
-    if failures:
-        raise failures[0]
-    return results

@@ -54,7 +54,7 @@ def _check_every_limit(
     project; return the largest size seen."""
     largest = 0
     for (limits, budget), with_agent in itertools.product(LIMIT_CASES, (False, True)):
-        arguments = {**limits, **({"agent": agent} if with_agent else {})}
+        arguments: dict[str, Any] = {**limits, **({"agent": agent} if with_agent else {})}
         applied = {name: min(limits.get(name, DEFAULT_LIMITS[name]), CAPS[name]) for name in CAPS}
         empty_lists = sum(1 for limit in applied.values() if limit == 0)
         with django_assert_num_queries(CONTEXT_QUERIES - empty_lists):
@@ -258,7 +258,7 @@ def test_unicode_at_the_budgets_edge_is_never_split(world: World) -> None:
     for _ in range(60):
         add_note(owner, "🦄" * 15_999 + "\x01", title="𝄞" * 200)
     for limits, budget in LIMIT_CASES:
-        context = continuity_context(owner, **limits)
+        context = continuity_context(owner, dict(limits))
         encoded = json.dumps(context, ensure_ascii=False, separators=(",", ":")).encode()
         assert len(encoded) <= budget
         assert json.loads(encoded.decode("utf-8")) == context

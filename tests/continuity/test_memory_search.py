@@ -3,6 +3,8 @@ on SQLite; this project's memories only, best matches first, bounded."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -18,7 +20,7 @@ postgres_only = pytest.mark.skipif(
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="the SQLite fallback")
 
 
-def _ids(world: World, query: str, **arguments: object) -> list[str]:
+def _ids(world: World, query: str, **arguments: Any) -> list[str]:
     result = memory_search(world.caller("viewer"), query=query, **arguments)
     assert result["query"] == query
     return [item["id"] for item in result["results"]]
