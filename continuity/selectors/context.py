@@ -182,11 +182,14 @@ def _receipts(caller: Caller, limit: int) -> list[dict[str, Any]]:
 
 def _state(caller: Caller, agent: str | None) -> dict[str, Any] | None:
     states = StateVersion.objects.filter(project=caller.project)
+    # One agent's newest is its highest version, as state_get says: created_at comes from the
+    # clock of whichever app server wrote the row. Across agents the time is all there is.
+    newest_first: tuple[str, ...] = ("-created_at", "-id")
     if agent is not None:
-        states = states.filter(agent=agent)
+        states, newest_first = states.filter(agent=agent), ("-version",)
     state = (
         states.annotate(head=Substr("body", 1, STATE_PREVIEW_CHARS + 1), chars=Length("body"))
-        .order_by("-created_at", "-id")
+        .order_by(*newest_first)
         .values("agent", "version", "head", "chars", "created_at")
         .first()
     )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from continuity.selectors import continuity_context
+from continuity.models import StateVersion
+from continuity.selectors import continuity_context, state_get
 from continuity.services import state_put
 from projects.access import Caller
 from tests.continuity.helpers import (
@@ -159,6 +161,23 @@ def test_it_returns_the_newest_summary_of_any_agent_or_of_the_one_asked(world: W
         "# Running summary\n- codex two",
     )
     assert continuity_context(owner, agent="nobody")["state"] is None
+
+
+def test_an_agents_newest_summary_is_its_highest_version_whatever_the_clocks_said(
+    world: World,
+) -> None:
+    """Versions are numbered by the database; created_at comes from the clock of whichever app
+    server wrote the row. With two servers a little apart, version 2 can carry the earlier time:
+    continuity_context must still show the version state_get shows."""
+    owner = world.caller("owner")
+    _summary(owner, "codex", "first")
+    _summary(owner, "codex", "second")
+    first = StateVersion.objects.get(agent="codex", version=1)
+    StateVersion.objects.filter(agent="codex", version=2).update(
+        created_at=first.created_at - timedelta(seconds=2)
+    )
+    assert state_get(owner, agent="codex")["state"]["version"] == 2
+    assert continuity_context(owner, agent="codex")["state"]["version"] == 2
 
 
 def test_it_applies_the_limits_and_reports_clamped_asks(world: World) -> None:
