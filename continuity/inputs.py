@@ -194,7 +194,13 @@ class TaskUpdateInput(WriteInput):
 
     @model_validator(mode="after")
     def _changes_something(self) -> TaskUpdateInput:
-        changes = self.model_fields_set - {"write_context", "task_id", "expected_version"}
+        # A null is no change (clients often send every optional field), except for
+        # repository_ref, where null clears the reference.
+        changes = {
+            name
+            for name in self.model_fields_set - {"write_context", "task_id", "expected_version"}
+            if getattr(self, name) is not None or name == "repository_ref"
+        }
         if not changes:
             raise ValueError(
                 "nothing to update: give status, next_step, blockers, handoff_note, "

@@ -279,6 +279,33 @@ def test_it_rejects_an_update_that_changes_nothing(world: World) -> None:
     assert Task.objects.get().version == 1
 
 
+def test_nulls_are_not_changes(world: World) -> None:
+    """Clients often send every optional field, null when unused: that is still no update."""
+    owner = world.caller("owner")
+    task = new_task(owner)
+    error = rejected(
+        "validation_error",
+        task_update,
+        owner,
+        write_context=wc(owner),
+        task_id=task["id"],
+        expected_version=1,
+        status=None,
+        next_step=None,
+        blockers=None,
+        handoff_note=None,
+        work_receipt=None,
+    )
+    assert error.details["fields"]["arguments"].startswith("nothing to update")
+    assert Task.objects.get().version == 1
+
+
+def test_a_null_repository_ref_alone_is_a_change_it_clears_the_ref(world: World) -> None:
+    owner = world.caller("owner")
+    task = new_task(owner, repository_ref={"repository": "acme/app"})
+    assert update_task(owner, task, repository_ref=None)["task"]["repository_ref"] is None
+
+
 @pytest.mark.parametrize("version", [0, -1, "1", 1.0, True, None, 2**31, 2**64, 10**100])
 def test_it_rejects_an_expected_version_that_is_not_a_version(
     world: World, version: object
