@@ -127,6 +127,7 @@ BAD_TEXT = {
     "list": ["a"],
     "object": {"a": "b"},
     "bytes": b"\xff\xfe",
+    "a megabyte": "x" * 1_000_000,
 }
 BAD_NUMBERS = {
     "huge": 2**64,
