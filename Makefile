@@ -18,6 +18,7 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 
 # The quick start: SQLite in var/, DEBUG on, an owner account and a demo project on first run.
 run: export DEBUG ?= true
+run: export HEYAIRA_PUBLIC_URL ?= http://$(HOST):$(PORT)
 run: $(VENV)/.runtime
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0

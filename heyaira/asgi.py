@@ -1,4 +1,5 @@
-"""The one ASGI application: the MCP endpoint at exactly /mcp, Django for everything else.
+"""The one ASGI application: the MCP endpoint at exactly /mcp, static files under /static/,
+Django for everything else.
 
 The SDK's session manager must be running for /mcp to answer, so this application handles the
 ASGI lifespan itself (Django's handler does not) and enters the manager there; each worker
@@ -9,7 +10,11 @@ from __future__ import annotations
 
 import os
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
+from starlette.exceptions import HTTPException
+from starlette.responses import PlainTextResponse
+from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heyaira.settings")
@@ -20,20 +25,35 @@ from continuity.mcp.asgi import McpEndpoint  # noqa: E402
 from continuity.mcp.server import build_session_manager  # noqa: E402
 
 MCP_PATH = "/mcp"
+STATIC_PREFIX = settings.STATIC_URL.rstrip("/")
 
 
 class HeyAiraApplication:
     def __init__(self) -> None:
         self.manager = build_session_manager()
         self.mcp = McpEndpoint(self.manager)
+        # collectstatic's output (the admin's CSS and scripts), served asynchronously.
+        self.static = StaticFiles(directory=settings.STATIC_ROOT, check_dir=False)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"] == MCP_PATH:
             await self.mcp(scope, receive, send)
+        elif scope["type"] == "http" and scope["path"].startswith(f"{STATIC_PREFIX}/"):
+            await self._static(scope, receive, send)
         else:
             await django_application(scope, receive, send)  # type: ignore[arg-type]
+
+    async def _static(self, scope: Scope, receive: Receive, send: Send) -> None:
+        root_path = scope.get("root_path", "") + STATIC_PREFIX
+        try:
+            await self.static({**scope, "root_path": root_path}, receive, send)
+        except HTTPException as error:
+            # Outside a Starlette app nothing turns this into a response: a missing file is a
+            # 404 (or a 405 for a POST), never a 500.
+            answer = PlainTextResponse(str(error.detail), status_code=error.status_code)
+            await answer(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup

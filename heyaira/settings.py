@@ -75,7 +75,6 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "heyaira.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -135,8 +134,8 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = VAR_DIR / "static"
-WHITENOISE_USE_FINDERS = DEBUG
+# Filled by collectstatic (make run does it) and served by heyaira.asgi.
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
 
 _https = _public.scheme == "https"
 SESSION_COOKIE_SECURE = _https
