@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from heyaira.asgi import HeyAiraApplication
 
 
 def request(app: HeyAiraApplication, method: str, path: str) -> tuple[int, bytes, dict]:
-    sent: list[dict[str, Any]] = []
+    sent: list[MutableMapping[str, Any]] = []
     finished = anyio.Event()
     asked = 0
 
@@ -25,7 +26,7 @@ def request(app: HeyAiraApplication, method: str, path: str) -> tuple[int, bytes
         await finished.wait()
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message)
         if message["type"] == "http.response.body" and not message.get("more_body"):
             finished.set()
