@@ -21,6 +21,10 @@ continuity_context's query count is measured inside Django (CaptureQueriesContex
 authentication and the operation, in `manage.py shell` against the same database); its bytes
 are those of structuredContent as received over HTTP (compact JSON, UTF-8).
 
+The server inherits the environment: `DATABASE_CONN_MAX_AGE=60` measures persistent database
+connections (the default, 0, opens one per unit of ORM work: two per MCP call, authentication
+and the tool).
+
 Every call must answer HTTP 200 with a result that is not isError; any failure makes the exit
 status 1. The whole run is bounded by --time-limit.
 """
@@ -416,7 +420,8 @@ def print_header(args: argparse.Namespace) -> None:
         f"{args.calls} timed calls per tool after {args.warmup} warm-up, sequential"
     )
     print(
-        f"python {platform.python_version()}, {os.cpu_count()} CPUs, clients: "
+        f"python {platform.python_version()}, {os.cpu_count()} CPUs (load average "
+        f"{os.getloadavg()[0]:.1f} at the start), clients: "
         f"{', '.join(args.clients)} (raw = httpx2 JSON-RPC POSTs; sdk = mcp.Client, legacy mode)"
     )
 
@@ -497,7 +502,10 @@ def main(argv: list[str] | None = None) -> int:
             server_log = (Path(folder) / "server.log").read_text(errors="replace")
     print_report(args, timings, figures)
     failures = [(t, message) for t in timings for message in t.failures]
-    print(f"\ntotal {time.monotonic() - started:.0f} s; {len(failures)} failed calls")
+    print(
+        f"\ntotal {time.monotonic() - started:.0f} s (load average {os.getloadavg()[0]:.1f} at "
+        f"the end); {len(failures)} failed calls"
+    )
     for t, message in failures[:10]:
         print(f"  {t.size:,} {t.client} {t.tool}: {message}")
     if failures and server_log.strip():
