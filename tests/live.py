@@ -18,11 +18,15 @@ returns the code from the final redirect. Usage (see tests/oauth/test_end_to_end
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -61,18 +65,7 @@ class LiveServer:
 
     def manage(self, *args: str) -> str:
         """Run a manage.py command against the server's database; returns its stdout."""
-        done = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=REPO,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}")
-        return done.stdout
+        return _manage(self.env, *args)
 
     def run_python(self, code: str) -> Any:
         """Run Python with Django set up, against the server's database. The code assigns its
@@ -114,21 +107,88 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"manage.py {args[0]} failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+# Migrating a fresh database takes seconds (many on PostgreSQL): each test process migrates one
+# template and every live server starts from a copy of it.
+_templates: dict[str, str] = {}
+
+
+def _postgres() -> bool:
+    return bool(settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql")
+
+
 def _database(workdir: Path, port: int) -> tuple[str, str | None]:
     """(DATABASE_URL, PostgreSQL database to drop afterwards or None)."""
-    default = settings.DATABASES["default"]
-    if default["ENGINE"] != "django.db.backends.postgresql":
-        return f"sqlite:///{workdir / 'live.sqlite3'}", None
-    base = str(default.get("TEST", {}).get("NAME") or default["NAME"]).removeprefix("test_")
-    name = f"test_{base}_live_{port}"
+    if not _postgres():
+        target = workdir / "live.sqlite3"
+        shutil.copyfile(_sqlite_template(), target)
+        return f"sqlite:///{target}", None
+    name = f"{_postgres_prefix()}_{port}"
+    template = _postgres_template()
     with _maintenance_connection() as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        connection.execute(f'CREATE DATABASE "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    return _postgres_url(name), name
+
+
+def _sqlite_template() -> Path:
+    if "sqlite" not in _templates:
+        directory = Path(tempfile.mkdtemp(prefix="heyaira-live-"))
+        atexit.register(shutil.rmtree, directory, True)
+        path = directory / "template.sqlite3"
+        _manage(_environment("http://127.0.0.1", f"sqlite:///{path}"), "migrate", "--noinput")
+        with sqlite3.connect(path) as connection:
+            # Fold the write-ahead log into the file, so that copying the file copies it all.
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        _templates["sqlite"] = str(path)
+    return Path(_templates["sqlite"])
+
+
+def _postgres_template() -> str:
+    if "postgresql" not in _templates:
+        name = f"{_postgres_prefix()}_template"
+        with _maintenance_connection() as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            connection.execute(f'CREATE DATABASE "{name}"')
+        atexit.register(_drop_postgres, name)
+        _manage(_environment("http://127.0.0.1", _postgres_url(name)), "migrate", "--noinput")
+        _templates["postgresql"] = name
+    return _templates["postgresql"]
+
+
+def _postgres_prefix() -> str:
+    """test_<the run's database name>_live_<xdist worker>: never another engineer's database."""
+    configured = urlsplit(os.environ.get("DATABASE_URL", "")).path.strip("/")
+    base = configured or str(settings.DATABASES["default"]["NAME"]).removeprefix("test_")
+    return f"test_{base}_live_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+
+
+def _postgres_url(name: str) -> str:
+    default = settings.DATABASES["default"]
     user = default.get("USER") or ""
     password = f":{default['PASSWORD']}" if default.get("PASSWORD") else ""
     host = default.get("HOST") or "127.0.0.1"
     db_port = f":{default['PORT']}" if default.get("PORT") else ""
-    return f"postgres://{user}{password}@{host}{db_port}/{name}", name
+    return f"postgres://{user}{password}@{host}{db_port}/{name}"
+
+
+def _drop_postgres(name: str) -> None:
+    with _maintenance_connection() as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _maintenance_connection() -> psycopg.Connection[Any]:
@@ -151,22 +211,8 @@ def start_live_server(
     port = free_port()
     database_url, pg_name = _database(workdir, port)
     url = f"http://127.0.0.1:{port}"
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO_"))},
-        "DJANGO_SETTINGS_MODULE": "heyaira.settings",
-        "DEBUG": "false",
-        "SECRET_KEY": LIVE_SECRET_KEY,
-        "HEYAIRA_API_KEY_PEPPER": LIVE_PEPPER,
-        "HEYAIRA_PUBLIC_URL": public_url or url,
-        "HEYAIRA_INSTANCE": "live-test",
-        "DATABASE_URL": database_url,
-        "LOG_LEVEL": "DEBUG",  # the canary test wants every log line there is
-        "PYTHONUNBUFFERED": "1",
-    }
-    for name in ("ALLOWED_HOSTS", "HEYAIRA_MCP_ALLOWED_ORIGINS"):
-        env.pop(name, None)
+    env = _environment(public_url or url, database_url)
     server = LiveServer(url=url, env=env, log_path=workdir / "server.log")
-    server.manage("migrate", "--noinput")
     command = [sys.executable, "-m", "uvicorn", "heyaira.asgi:application"]
     command += ["--host", "127.0.0.1", "--port", str(port)]
     if not access_log:
@@ -175,6 +221,26 @@ def start_live_server(
     server.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)
     _wait_until_up(server)
     return server, pg_name
+
+
+def _environment(public_url: str, database_url: str) -> dict[str, str]:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO_"))},
+        "DJANGO_SETTINGS_MODULE": "heyaira.settings",
+        "DEBUG": "false",
+        "SECRET_KEY": LIVE_SECRET_KEY,
+        "HEYAIRA_API_KEY_PEPPER": LIVE_PEPPER,
+        "HEYAIRA_PUBLIC_URL": public_url,
+        "HEYAIRA_INSTANCE": "live-test",
+        "DATABASE_URL": database_url,
+        "LOG_LEVEL": "DEBUG",  # the canary test wants every log line there is
+        # Tests register many clients from 127.0.0.1; the limit itself is tested in-process.
+        "HEYAIRA_DCR_RATE_LIMIT_PER_HOUR": "10000",
+        "PYTHONUNBUFFERED": "1",
+    }
+    for name in ("ALLOWED_HOSTS", "HEYAIRA_MCP_ALLOWED_ORIGINS"):
+        env.pop(name, None)
+    return env
 
 
 def _wait_until_up(server: LiveServer, timeout: float = 60.0) -> None:

@@ -77,7 +77,9 @@ class HeyAiraValidator(OAuth2Validator):
         self, request: Request, code: dict[str, Any], expires: Any = None
     ) -> Grant:
         if request.code_challenge_method != "S256" or not request.code_challenge:
-            raise errors.InvalidRequestError(description="PKCE with S256 is required.")
+            raise errors.InvalidRequestError(
+                description="PKCE with S256 is required.", request=request
+            )
         lifetime = timedelta(seconds=oauth2_settings.AUTHORIZATION_CODE_EXPIRE_SECONDS)
         return Grant.objects.create(
             application=request.client,
@@ -172,9 +174,9 @@ class HeyAiraValidator(OAuth2Validator):
         self, client_id: str, code: str, request: Request, *args: Any, **kwargs: Any
     ) -> None:
         # Normally a no-op: the grant was redeemed (compare-and-set) in the issuing transaction.
-        Grant.objects.filter(code=code_digest(code), redeemed_at__isnull=True).update(
-            redeemed_at=timezone.now()
-        )
+        Grant.objects.filter(
+            code=code_digest(code), application=request.client, redeemed_at__isnull=True
+        ).update(redeemed_at=timezone.now())
 
     # ---- token endpoint: refresh token --------------------------------------------------
 
@@ -224,7 +226,6 @@ class HeyAiraValidator(OAuth2Validator):
             return False
         request.user = user
         request.project = project
-        request.heyaira_role = role
         if scopes:
             request.scopes = scopes
         return True

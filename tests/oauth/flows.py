@@ -28,8 +28,12 @@ ALL_SCOPES = "continuity:read continuity:write audit:read"
 
 def pkce_pair() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
+    return verifier, challenge_of(verifier)
+
+
+def challenge_of(verifier: str) -> str:
     digest = hashlib.sha256(verifier.encode()).digest()
-    return verifier, base64.urlsafe_b64encode(digest).decode().rstrip("=")
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
 @dataclass
