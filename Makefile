@@ -35,7 +35,7 @@ typecheck: $(VENV)/.dev
 	DEBUG=true $(PY) -m mypy .
 
 pytest: $(VENV)/.dev
-	$(PY) -m pytest -n 2 --dist loadgroup -q
+	$(PY) -m pytest -n 2 -q
 
 # The continuity protocol end to end, against the server `make run` starts.
 smoke: $(VENV)/.dev

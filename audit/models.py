@@ -49,7 +49,7 @@ class AuditEvent(models.Model):
     )
     operation = models.CharField(max_length=64)
     target_type = models.CharField(max_length=32, blank=True)
-    target_id = models.CharField(max_length=64, blank=True)
+    target_id = models.CharField(max_length=128, blank=True)
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
     error_code = models.CharField(max_length=32, blank=True)
 

@@ -75,7 +75,7 @@ def record(
         project=caller.project,
         operation=operation,
         target_type=target_type,
-        target_id=target_id[:64],
+        target_id=target_id[:128],
         outcome=outcome,
         error_code=error_code,
     )
@@ -105,7 +105,7 @@ def record_security_event(
         project=project,
         operation=operation,
         target_type=target_type,
-        target_id=target_id[:64],
+        target_id=target_id[:128],
         outcome=outcome,
         error_code=error_code,
     )

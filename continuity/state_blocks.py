@@ -47,9 +47,11 @@ def clean_running_summary(body: str) -> str:
 
 
 def _looks_like_refusal(rest: str) -> bool:
+    """The first line under the heading reads like a refusal or an error message (a list item
+    such as "- Error: the build broke" is content, not a failed summarizer)."""
     for line in rest.split("\n"):
         if line.strip():
-            return bool(_REFUSAL.match(line.strip()))
+            return not _LIST_ITEM.match(line) and bool(_REFUSAL.match(line.strip()))
     return False
 
 

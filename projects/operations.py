@@ -93,14 +93,29 @@ def parse_input(model: type[InputT], arguments: Mapping[str, Any] | InputT) -> I
         raise ValidationError(fields=field_errors(error)) from None
 
 
+# Enough to act on; a request with thousands of bad (or absurdly named) fields must not turn
+# into an equally large error.
+MAX_FIELD_ERRORS = 20
+MAX_LOCATION_CHARS = 100
+
+
 def field_errors(error: pydantic.ValidationError) -> dict[str, str]:
     """pydantic's errors as {"dotted.field": "message"}; never echoes the rejected value."""
     fields: dict[str, str] = {}
     for item in error.errors(include_url=False, include_input=False):
         location = ".".join(str(part) for part in item["loc"]) or "arguments"
-        message = item["msg"].removeprefix("Value error, ")
-        fields.setdefault(location, message)
+        fields.setdefault(location[:MAX_LOCATION_CHARS], _message(item))
+        if len(fields) == MAX_FIELD_ERRORS:
+            break
     return fields
+
+
+def _message(item: Any) -> str:
+    message = str(item["msg"]).removeprefix("Value error, ")
+    if item["type"] == "too_long" and message.startswith("Value should have at most"):
+        # A text cap applied after our text validators: pydantic words it for sequences.
+        return f"should have at most {item['ctx']['max_length']} characters"
+    return message
 
 
 def check_write_context(caller: Caller, args: pydantic.BaseModel) -> None:

@@ -27,8 +27,6 @@ ROUNDS = 20
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.django_db(transaction=True),
-    # PostgreSQL allows 100 connections: these tests must never run beside each other.
-    pytest.mark.xdist_group("pg-concurrency"),
 ]
 
 # An advisory lock every race holds while it runs (any 64-bit number, the same everywhere).
@@ -38,9 +36,8 @@ RACE_LOCK = 7_243_911_004_552_001
 @pytest.fixture(autouse=True)
 def one_race_at_a_time(transactional_db: None) -> Iterator[None]:
     """Hold a server-wide lock for the whole test, then wait until its threads' connections
-    are gone. xdist_group alone does not keep these tests apart: pytest-xdist 3.8 marks groups
-    through an attribute pytest 9 no longer reads, so `--dist loadgroup` schedules them like
-    any other test. The lock lives in the `postgres` database because advisory locks are per
+    are gone: PostgreSQL allows 100 connections, so two races must never run side by side
+    under xdist. The lock lives in the `postgres` database because advisory locks are per
     database and each xdist worker has its own test database."""
     settings = connection.settings_dict
     guard = psycopg.connect(

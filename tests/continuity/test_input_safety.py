@@ -266,3 +266,46 @@ def test_deeply_nested_values_are_a_validation_error(world: World) -> None:
         blockers=nested,
     )
     assert all(name.startswith("blockers") for name in error.details["fields"])
+
+
+def test_an_error_names_a_long_unknown_argument_briefly(world: World) -> None:
+    owner = world.caller("owner")
+    error = rejected(
+        "validation_error",
+        memory_add,
+        owner,
+        write_context=wc(owner),
+        kind="note",
+        content="c",
+        **{"x" * 1_000_000: 1},
+    )
+    assert list(error.details["fields"]) == ["x" * 100]
+    assert len(error.message) < 300
+
+
+def test_an_error_lists_at_most_twenty_fields(world: World) -> None:
+    owner = world.caller("owner")
+    extra = {f"unknown_{n}": n for n in range(500)}
+    error = rejected(
+        "validation_error",
+        memory_add,
+        owner,
+        write_context=wc(owner),
+        kind="note",
+        content="c",
+        **extra,
+    )
+    assert len(error.details["fields"]) == 20
+
+
+def test_a_text_over_its_cap_is_reported_in_characters(world: World) -> None:
+    owner = world.caller("owner")
+    error = rejected(
+        "validation_error",
+        memory_add,
+        owner,
+        write_context=wc(owner),
+        kind="note",
+        content="c" * 16_001,
+    )
+    assert error.details["fields"] == {"content": "should have at most 16000 characters"}

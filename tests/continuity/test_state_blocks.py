@@ -79,6 +79,11 @@ def test_it_refuses_refusals_and_error_texts(world: World, body: str) -> None:
         assert problem == "looks like a refusal or an error message, not a summary"
 
 
+def test_it_accepts_a_first_list_item_that_reports_an_error(world: World) -> None:
+    body = HEADING + "\n- Error: the nightly build broke on the migration\n- Fixed in a1b2c3d"
+    assert _stored(world, body) == body
+
+
 def test_it_accepts_a_summary_that_mentions_errors_further_down(world: World) -> None:
     body = HEADING + "\n## Done\n- Fixed the error: 500 on login\n- Sorry-path tests added"
     assert _stored(world, body) == body
