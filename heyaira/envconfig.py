@@ -78,13 +78,19 @@ def public_url(name: str, default: str) -> str:
     return raw.rstrip("/")
 
 
-def database_from_url(url: str, *, base_dir: Path) -> dict[str, Any]:
-    """Turn DATABASE_URL into a Django DATABASES entry (sqlite:/// or postgres://)."""
+def database_from_url(url: str, *, base_dir: Path, pool_size: int = 0) -> dict[str, Any]:
+    """Turn DATABASE_URL into a Django DATABASES entry (sqlite:/// or postgres://).
+
+    pool_size > 0 gives PostgreSQL a connection pool of at most that many connections.
+    """
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         return _sqlite_database(url, parts.netloc, parts.path, base_dir)
     if parts.scheme in ("postgres", "postgresql"):
-        return _postgres_database(url, parts)
+        database = _postgres_database(url, parts)
+        if pool_size > 0:
+            database["OPTIONS"]["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 10}
+        return database
     raise ConfigError(
         f"DATABASE_URL scheme {parts.scheme!r} is not supported; use sqlite:///PATH or "
         "postgres://USER@HOST:PORT/NAME"

@@ -102,12 +102,21 @@ TEMPLATES = [
     },
 ]
 
+# On PostgreSQL a per-process connection pool (psycopg_pool) by default: under ASGI every request
+# runs its ORM work in a fresh thread, so per-thread persistent connections would leak, while
+# opening a connection per request costs more than most operations. DATABASE_POOL_SIZE=0 turns
+# it off (then DATABASE_CONN_MAX_AGE may keep connections instead).
+DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 10, minimum=0)
 DATABASES = {
     "default": database_from_url(
-        env_str("DATABASE_URL", "sqlite:///var/heyaira.sqlite3"), base_dir=BASE_DIR
+        env_str("DATABASE_URL", "sqlite:///var/heyaira.sqlite3"),
+        base_dir=BASE_DIR,
+        pool_size=DATABASE_POOL_SIZE,
     )
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0)
+if DATABASES["default"]["OPTIONS"].get("pool") and DATABASES["default"]["CONN_MAX_AGE"]:
+    raise ConfigError("DATABASE_CONN_MAX_AGE needs DATABASE_POOL_SIZE=0: a pool already keeps them")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [

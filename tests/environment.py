@@ -9,3 +9,6 @@ os.environ.setdefault("HEYAIRA_API_KEY_PEPPER", "test-api-key-pepper-not-for-pro
 os.environ.setdefault("HEYAIRA_PUBLIC_URL", "http://testserver")
 os.environ.setdefault("HEYAIRA_INSTANCE", "test")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
+# In-process tests use plain connections: the concurrency tests need one real connection per
+# thread. Live servers (tests/live.py) run with the default pool, as production does.
+os.environ.setdefault("DATABASE_POOL_SIZE", "0")

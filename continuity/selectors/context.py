@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, Subquery
-from django.db.models.functions import Coalesce, Length, Substr
+from django.db import connection
+from django.db.models.functions import Length, Substr
 
 from audit.recorder import AuditNote
 from continuity.budget import Preview, clip_chars, fit, one_line
@@ -28,6 +28,8 @@ REPOSITORY_LIMIT = 10
 DEFAULT_BUDGET = 16_000
 CAPPED_BUDGET = 64_000
 PREVIEW_CHARS = 280
+# Counts stop here: beyond it, "10,000 or more" is what a new session needs to know.
+COUNT_CAP = 10_000
 STATE_PREVIEW_CHARS = 2_000
 # Only this much of a long text is read from the database to make its preview.
 _HEAD = 2 * PREVIEW_CHARS
@@ -46,6 +48,7 @@ def continuity_context(
     response with ids to follow."""
     note.target("project", caller.project.pk)
     limits, clamped = _applied_limits(args)
+    counts, counts_capped = _counts(caller.project)
     response = {
         "project": _project(caller.project),
         "repositories": _repositories(caller),
@@ -53,8 +56,13 @@ def continuity_context(
         "tasks": _tasks(caller, limits["task_limit"]),
         "receipts": _receipts(caller, limits["receipt_limit"]),
         "state": _state(caller, args.agent),
-        "limits": {**limits, "clamped": clamped},
-        "counts": _counts(caller.project),
+        "limits": {
+            **limits,
+            "clamped": clamped,
+            "count_cap": COUNT_CAP,
+            "counts_capped": counts_capped,
+        },
+        "counts": counts,
     }
     return fit(response, budget_for(limits))
 
@@ -209,27 +217,32 @@ def _id_or_none(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _counts(project: Project) -> dict[str, int]:
-    """Every count in one query of scalar subqueries."""
-    counts = {
-        "memories": _count(Memory),
-        "decisions": _count(Memory, kind=MemoryKind.DECISION),
-        "notes": _count(Memory, kind=MemoryKind.NOTE),
-        "tasks": _count(Task),
-        "open_tasks": _count(Task, status__in=OPEN_STATUSES),
-        "receipts": _count(WorkReceipt),
-        "repositories": _count(ProjectRepository),
+def _counts(project: Project) -> tuple[dict[str, int], list[str]]:
+    """Every count, each capped at COUNT_CAP, in one query.
+
+    Exact counts would grow with the project (each is a scan of its rows); counting at most
+    COUNT_CAP + 1 index entries per count keeps the recovery index's cost flat. Counts that
+    reach the cap are reported by name; their value is the cap.
+    """
+    queries = {
+        "memories": Memory.objects.filter(project=project),
+        "decisions": Memory.objects.filter(project=project, kind=MemoryKind.DECISION),
+        "notes": Memory.objects.filter(project=project, kind=MemoryKind.NOTE),
+        "tasks": Task.objects.filter(project=project),
+        "open_tasks": Task.objects.filter(project=project, status__in=OPEN_STATUSES),
+        "receipts": WorkReceipt.objects.filter(project=project),
+        "repositories": ProjectRepository.objects.filter(project=project),
     }
-    row = Project.objects.filter(pk=project.pk).annotate(**counts).values(*counts).get()
-    return {name: int(row[name]) for name in counts}
-
-
-def _count(model: Any, **filters: Any) -> Coalesce:
-    rows = (
-        model.objects.filter(project=OuterRef("pk"), **filters)
-        .order_by()
-        .values("project")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
+    parts: list[str] = []
+    params: list[Any] = []
+    for name, rows in queries.items():
+        sql, row_params = rows.order_by().values("pk")[: COUNT_CAP + 1].query.sql_with_params()
+        # Only Django-compiled SQL and constant names go into the text; values are parameters.
+        parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS {name}_rows)")  # noqa: S608
+        params.extend(row_params)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(parts), params)
+        row = cursor.fetchone()
+    found = dict(zip(queries, row or (0,) * len(queries), strict=True))
+    capped = [name for name, count in found.items() if count > COUNT_CAP]
+    return {name: min(int(count), COUNT_CAP) for name, count in found.items()}, capped

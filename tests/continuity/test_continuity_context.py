@@ -112,6 +112,8 @@ def test_it_returns_every_part_for_a_fresh_session(world: World) -> None:
         "task_limit": 20,
         "receipt_limit": 10,
         "clamped": {},
+        "count_cap": 10_000,
+        "counts_capped": [],
     }
     assert context["counts"] == {
         "memories": 3,
@@ -197,6 +199,8 @@ def test_it_applies_the_limits_and_reports_clamped_asks(world: World) -> None:
         "task_limit": 100,
         "receipt_limit": 50,
         "clamped": {"memory_limit": 51, "task_limit": 1000},
+        "count_cap": 10_000,
+        "counts_capped": [],
     }
 
 
@@ -225,3 +229,19 @@ def test_memory_previews_are_one_line_of_at_most_280_characters(world: World) ->
 def test_it_rejects_bad_arguments(world: World, arguments: dict[str, Any], field: str) -> None:
     error = rejected("validation_error", continuity_context, world.caller("viewer"), **arguments)
     assert list(error.details["fields"]) == [field]
+
+
+def test_counts_stop_at_the_cap_and_say_which_did(world: World) -> None:
+    """Counting is bounded too: beyond 10,000 a count reports the cap and names itself."""
+    from continuity.models import Memory
+
+    owner = world.caller("owner")
+    Memory.objects.bulk_create(
+        Memory(project=world.alpha, kind="note", content=f"n{n}", author="bulk")
+        for n in range(10_001)
+    )
+    context = continuity_context(owner)
+    assert context["counts"]["memories"] == 10_000
+    assert context["counts"]["notes"] == 10_000
+    assert context["counts"]["decisions"] == 0
+    assert context["limits"]["counts_capped"] == ["memories", "notes"]

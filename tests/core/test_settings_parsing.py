@@ -107,3 +107,24 @@ def test_production_refuses_to_start_without_a_secret_key():
     result = _start({"DEBUG": "false"})
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_it_gives_postgres_a_connection_pool_when_asked(tmp_path: Path):
+    pooled = database_from_url("postgres://u@h/db", base_dir=tmp_path, pool_size=7)
+    plain = database_from_url("postgres://u@h/db", base_dir=tmp_path)
+    assert pooled["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 7, "timeout": 10}
+    assert "pool" not in plain["OPTIONS"]
+    assert "pool" not in database_from_url("sqlite:///x", base_dir=tmp_path, pool_size=7)["OPTIONS"]
+
+
+def test_a_pool_and_persistent_connections_together_stop_the_start():
+    result = _start(
+        {
+            "DEBUG": "true",
+            "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/postgres",
+            "DATABASE_POOL_SIZE": "5",
+            "DATABASE_CONN_MAX_AGE": "60",
+        }
+    )
+    assert result.returncode != 0
+    assert "DATABASE_CONN_MAX_AGE needs DATABASE_POOL_SIZE=0" in result.stderr
