@@ -63,7 +63,7 @@ def test_it_refuses_a_token_without_project_or_audience(world: World, api: Clien
     assert last_event("authenticate").error_code == "token_unbound"
 
 
-def test_dots_own_resource_check_refuses_unbound_tokens_too(world: World, api: Client):
+def test_it_refuses_unbound_tokens_in_dots_own_resource_check_too(world: World, api: Client):
     from oauthlib.common import Request
 
     from heyaira.oauth.validators import HeyAiraValidator

@@ -61,7 +61,7 @@ def test_it_pins_the_resources_to_the_public_url():
     assert f"{ISSUER}/api" == API
 
 
-def test_its_scope_table_is_the_pinned_one():
+def test_it_offers_exactly_the_pinned_scopes():
     from projects.access import Scope
 
     scopes: dict[str, str] = settings.OAUTH2_PROVIDER["SCOPES"]  # type: ignore[assignment]

@@ -60,7 +60,7 @@ def test_it_refuses_management_without_the_registration_token(api: Client):
         "https://user@client.example/cb",
     ],
 )
-def test_the_model_refuses_unsafe_redirect_uris(db, redirect_uri: str):
+def test_it_refuses_unsafe_redirect_uris_in_the_model_itself(db, redirect_uri: str):
     application = Application(
         name="x",
         client_type=Application.CLIENT_PUBLIC,
@@ -72,7 +72,7 @@ def test_the_model_refuses_unsafe_redirect_uris(db, redirect_uri: str):
     assert "redirect_uris" in error.value.message_dict
 
 
-def test_the_model_refuses_other_grant_types(db):
+def test_it_refuses_other_grant_types_in_the_model_itself(db):
     application = Application(
         name="x",
         client_type=Application.CLIENT_CONFIDENTIAL,
