@@ -30,7 +30,8 @@ class ApiView(APIView):
 
     def caller(self, request: Request) -> Caller:
         caller = request.auth
-        assert isinstance(caller, Caller)  # CallerAuthentication raises otherwise
+        if not isinstance(caller, Caller):  # CallerAuthentication raises before this
+            raise TypeError("an API view ran without a Caller")
         return caller
 
 
