@@ -238,7 +238,8 @@ def _environment(public_url: str, database_url: str) -> dict[str, str]:
         "HEYAIRA_DCR_RATE_LIMIT_PER_HOUR": "10000",
         "PYTHONUNBUFFERED": "1",
     }
-    for name in ("ALLOWED_HOSTS", "HEYAIRA_MCP_ALLOWED_ORIGINS"):
+    # Live servers run with the production defaults for these (the pool included).
+    for name in ("ALLOWED_HOSTS", "HEYAIRA_MCP_ALLOWED_ORIGINS", "DATABASE_POOL_SIZE"):
         env.pop(name, None)
     return env
 
