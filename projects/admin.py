@@ -92,19 +92,12 @@ class MembershipChangeForm(forms.ModelForm):
 
 @admin.register(Membership)
 class MembershipAdmin(ServiceBackedAdmin):
+    project_permission = "manage_members"
     list_display = ["user", "project", "role", "updated_at"]
     list_filter = ["role", "project"]
     search_fields = ["user__username", "project__slug"]
     ordering = ["project__slug", "user__username"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Membership]:
-        managed = projects_with(request.user, "manage_members")
-        return (
-            super()
-            .get_queryset(request)
-            .filter(project__in=managed)
-            .select_related("project", "user")
-        )
+    list_select_related = ["project", "user"]
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
@@ -119,29 +112,8 @@ class MembershipAdmin(ServiceBackedAdmin):
         fields = ["project", "user", "role"] if obj is not None else ["project", "username", "role"]
         return [(None, {"fields": fields})]
 
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return _may_manage_any(request, "manage_members")
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._manages(request, obj)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return _may_manage_any(request, "manage_members")
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._manages(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._manages(request, obj)
-
     def delete_model(self, request: HttpRequest, obj: Membership) -> None:
         membership_remove(caller_for(request, obj.project), membership_id=obj.pk)
-
-    def _manages(self, request: HttpRequest, obj: Membership | None) -> bool:
-        managed = projects_with(request.user, "manage_members")
-        if obj is None:
-            return managed.exists()
-        return managed.filter(pk=obj.project_id).exists()
 
 
 # --- repository bindings ------------------------------------------------------------------
@@ -185,18 +157,11 @@ class BindingAddForm(forms.ModelForm):
 
 @admin.register(ProjectRepository)
 class ProjectRepositoryAdmin(ServiceBackedAdmin):
+    project_permission = "manage_repositories"
     list_display = ["project", "repository", "created_at"]
     list_filter = ["project"]
     search_fields = ["repository__owner", "repository__name", "project__slug"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[ProjectRepository]:
-        managed = projects_with(request.user, "manage_repositories")
-        return (
-            super()
-            .get_queryset(request)
-            .filter(project__in=managed)
-            .select_related("project", "repository")
-        )
+    list_select_related = ["project", "repository"]
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
@@ -211,29 +176,11 @@ class ProjectRepositoryAdmin(ServiceBackedAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         return ["project", "repository", "created_at"] if obj is not None else []
 
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return _may_manage_any(request, "manage_repositories")
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._manages(request, obj)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return _may_manage_any(request, "manage_repositories")
-
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a binding has nothing to edit: unbind and bind again
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._manages(request, obj)
-
     def delete_model(self, request: HttpRequest, obj: ProjectRepository) -> None:
         repository_unbind(caller_for(request, obj.project), binding_id=obj.pk)
-
-    def _manages(self, request: HttpRequest, obj: ProjectRepository | None) -> bool:
-        managed = projects_with(request.user, "manage_repositories")
-        if obj is None:
-            return managed.exists()
-        return managed.filter(pk=obj.project_id).exists()
 
 
 # --- projects and repositories ------------------------------------------------------------

@@ -75,6 +75,7 @@ class ApiKeyAddForm(forms.ModelForm):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(ServiceBackedAdmin):
+    project_permission = PERMISSION
     list_display = [
         "label",
         "project",
@@ -87,6 +88,7 @@ class ApiKeyAdmin(ServiceBackedAdmin):
         "created_by",
     ]
     list_filter = ["project", "revoked_at"]
+    list_select_related = ["project", "user"]
     search_fields = ["label", "prefix", "user__username", "project__slug"]
     actions = ["revoke_selected"]
     readonly_fields = [
@@ -101,15 +103,6 @@ class ApiKeyAdmin(ServiceBackedAdmin):
         "created_at",
         "created_by",
     ]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[ApiKey]:
-        managed = projects_with(request.user, PERMISSION)
-        return (
-            super()
-            .get_queryset(request)
-            .filter(project__in=managed)
-            .select_related("project", "user")
-        )
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
@@ -155,18 +148,6 @@ class ApiKeyAdmin(ServiceBackedAdmin):
     @admin.display(description="scopes")
     def scope_list(self, obj: ApiKey) -> str:
         return " ".join(obj.scopes)
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return projects_with(request.user, PERMISSION).exists()
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        managed = projects_with(request.user, PERMISSION)
-        if obj is None:
-            return managed.exists()
-        return managed.filter(pk=obj.project_id).exists()
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return projects_with(request.user, PERMISSION).exists()
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # keys are immutable; revoking is the action above

@@ -7,7 +7,7 @@ the service do the work: one path for every rule and every audit row.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
@@ -51,7 +51,39 @@ def as_form_error(error: HeyAiraError, form_fields: set[str]) -> forms.Validatio
 
 
 class ServiceBackedAdmin(admin.ModelAdmin):
-    """A ModelAdmin whose writes happen in services called from the form's clean()."""
+    """A ModelAdmin whose writes happen in services called from the form's clean().
+
+    Rows belong to projects; `project_permission` names the guardian object permission that
+    lets a non-superuser see and manage the rows of a project.
+    """
+
+    project_permission: ClassVar[str] = ""
+
+    def managed_projects(self, request: HttpRequest) -> QuerySet[Project]:
+        return projects_with(request.user, self.project_permission)
+
+    def manages(self, request: HttpRequest, obj: Any = None) -> bool:
+        managed = self.managed_projects(request)
+        return managed.exists() if obj is None else managed.filter(pk=obj.project_id).exists()
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        managed = self.managed_projects(request)
+        return super().get_queryset(request).filter(project__in=managed)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self.manages(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.manages(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return self.manages(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.manages(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.manages(request, obj)
 
     def changeform_view(
         self,

@@ -32,7 +32,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -41,7 +40,9 @@ import httpx2
 import psycopg
 import pytest
 from django.conf import settings
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import AuthorizationCodeResult
+
+from scripts.continuity_protocol_smoke import MemoryStorage, forms_of
 
 REPO = Path(__file__).resolve().parent.parent
 LIVE_SECRET_KEY = "live-test-secret-key-not-for-production-0123456789abcdef"
@@ -285,37 +286,8 @@ def asgi_server(tmp_path: Path) -> Iterator[LiveServer]:
 # --- the person at the browser ---------------------------------------------------------------
 
 
-class _FormReader(HTMLParser):
-    """The inputs of the page's forms, and the text of each <label for=...>."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.inputs: list[dict[str, str]] = []
-        self.labels: dict[str, str] = {}
-        self._label_for: str | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {name: value or "" for name, value in attrs}
-        if tag == "input":
-            self.inputs.append(values)
-        elif tag == "label":
-            self._label_for = values.get("for")
-            if self._label_for:
-                self.labels[self._label_for] = ""
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "label":
-            self._label_for = None
-
-    def handle_data(self, data: str) -> None:
-        if self._label_for:
-            self.labels[self._label_for] += data
-
-
-def read_form(html: str) -> _FormReader:
-    reader = _FormReader()
-    reader.feed(html)
-    return reader
+# The smoke script's page reader and token storage: one headless browser for tests and smoke.
+read_form = forms_of
 
 
 @dataclass
@@ -396,21 +368,4 @@ class ConsentBrowser:
         )
 
 
-@dataclass
-class MemoryTokenStorage:
-    """The SDK's TokenStorage protocol, in memory."""
-
-    tokens: OAuthToken | None = None
-    client_info: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client_info
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client_info = client_info
+MemoryTokenStorage = MemoryStorage
