@@ -321,7 +321,7 @@ async def with_sdk_client(
 @dataclass
 class ContextFigures:
     size: int
-    memories: int
+    memories: str  # as continuity_context reports it ("10,000+" once the count is capped)
     request_queries: int
     operation_queries: int
     structured_bytes: int
@@ -338,7 +338,8 @@ async def measure_size(
         figures = in_django(server.env, "context_queries", api_key=fixture.api_key)
         numbers = ContextFigures(
             size=size,
-            memories=int(context["counts"]["memories"]),
+            memories=f"{int(context['counts']['memories']):,}"
+            + ("+" if "memories" in context["limits"].get("counts_capped", []) else ""),
             request_queries=figures["request_queries"],
             operation_queries=figures["operation_queries"],
             structured_bytes=len(
@@ -404,12 +405,12 @@ def print_report(
     print()
     print("continuity_context (default limits), queries counted inside Django:")
     print(
-        f"{'memories':>9}  {'in project':>10}  {'queries: request':>16}  {'operation':>9}  "
+        f"{'memories':>9}  {'counted':>10}  {'queries: request':>16}  {'operation':>9}  "
         f"{'structuredContent B':>19}  {'HTTP body B':>11}"
     )
     for f in figures:
         print(
-            f"{f.size:>9,}  {f.memories:>10,}  {f.request_queries:>16}  {f.operation_queries:>9}  "
+            f"{f.size:>9,}  {f.memories:>10}  {f.request_queries:>16}  {f.operation_queries:>9}  "
             f"{f.structured_bytes:>19,}  {f.body_bytes:>11,}"
         )
 
