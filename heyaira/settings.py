@@ -120,7 +120,8 @@ if DATABASES["default"]["OPTIONS"].get("pool") and DATABASES["default"]["CONN_MA
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's password backend, closed for a while to an address that failed too often.
+    "heyaira.oauth.throttle.ThrottledModelBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
 # No guardian "AnonymousUser" row: anonymous callers never hold object permissions here.
@@ -194,6 +195,8 @@ OAUTH2_PROVIDER_ID_TOKEN_MODEL = "oauth.IDToken"  # noqa: S105 (a model name)
 
 # Anonymous dynamic client registrations allowed per source address per hour.
 HEYAIRA_DCR_RATE_LIMIT_PER_HOUR = env_int("HEYAIRA_DCR_RATE_LIMIT_PER_HOUR", 20, minimum=1)
+# Failed sign-ins one source address may make in 15 minutes before sign-in is refused there.
+HEYAIRA_SIGN_IN_FAILURES_PER_WINDOW = env_int("HEYAIRA_SIGN_IN_FAILURES_PER_WINDOW", 10, minimum=1)
 
 OAUTH2_PROVIDER = {
     "OAUTH2_SERVER_CLASS": "heyaira.oauth.server.HeyAiraServer",

@@ -12,6 +12,14 @@ def fast_password_hashing(settings) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def fresh_cache() -> None:
+    """Rate-limit counters live in the cache; no test inherits another's."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def world(db: None) -> World:
     return build_world()

@@ -24,10 +24,19 @@ class Hit:
         return self.count == self.limit + 1
 
 
+def _key(bucket: str, address: str, window: int, now: float) -> str:
+    return f"ratelimit:{bucket}:{address}:{int(now // window)}"
+
+
+def peek(bucket: str, address: str, *, window: int) -> int:
+    """The count so far in the current window, without adding to it."""
+    return int(cache.get(_key(bucket, address, window, time.time()), 0))
+
+
 def hit(bucket: str, address: str, *, limit: int, window: int) -> Hit:
     now = time.time()
     slot = int(now // window)
-    key = f"ratelimit:{bucket}:{address}:{slot}"
+    key = _key(bucket, address, window, now)
     # add() is a no-op when the key exists, so concurrent first hits do not reset the count.
     cache.add(key, 0, timeout=window)
     try:

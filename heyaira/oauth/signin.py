@@ -17,7 +17,7 @@ from django.utils.decorators import method_decorator
 from django.views.csrf import csrf_failure as django_csrf_failure
 
 from audit.models import Outcome
-from heyaira.oauth import audit
+from heyaira.oauth import audit, throttle
 from heyaira.oauth.http import no_framing
 
 USERNAME_MAX_LENGTH = 150
@@ -26,6 +26,14 @@ USERNAME_MAX_LENGTH = 150
 @method_decorator(no_framing, name="dispatch")
 class SignInView(LoginView):
     template_name = "oauth/sign_in.html"
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if throttle.locked_out(request):
+            # Say why, without checking the password (it would be refused anyway).
+            form = self.get_form_class()(request)
+            context = self.get_context_data(form=form, throttled=True)
+            return self.render_to_response(context, status=429)
+        return super().post(request, *args, **kwargs)
 
 
 def on_login_failed(
@@ -42,6 +50,7 @@ def on_login_failed(
         error_code="invalid_credentials",
         request_id=getattr(request, "request_id", ""),
     )
+    throttle.count_failure(request)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
