@@ -145,3 +145,21 @@ def _redact(url: str) -> str:
     if parts.password is None:
         return url
     return url.replace(f":{parts.password}@", ":***@", 1)
+
+
+def cache_from_url(url: str) -> dict[str, Any]:
+    """CACHE_URL: `locmem://` (one process) or `redis://HOST:PORT/DB` (shared by all workers)."""
+    parts = urlsplit(url)
+    if parts.scheme == "locmem":
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "heyaira"}
+    if parts.scheme in ("redis", "rediss"):
+        if not parts.hostname:
+            raise ConfigError(f"CACHE_URL {_redact(url)!r} names no host")
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "heyaira",
+        }
+    raise ConfigError(
+        f"CACHE_URL scheme {parts.scheme!r} is not supported; use locmem:// or redis://HOST:PORT/DB"
+    )

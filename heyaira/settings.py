@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from heyaira.envconfig import (
     ConfigError,
+    cache_from_url,
     database_from_url,
     env_bool,
     env_int,
@@ -176,14 +177,9 @@ LOGGING = {
     },
 }
 
-# A per-process cache is enough for the registration rate limit on one server; several workers
-# behind a load balancer each count separately (configure a shared cache to count together).
-CACHES = {
-    "default": {
-        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-        "LOCATION": "heyaira",
-    }
-}
+# Rate-limit counters (sign-in, client registration) live in the cache. The default is per
+# process; with several workers or hosts set CACHE_URL=redis://... so the limits are shared.
+CACHES = {"default": cache_from_url(env_str("CACHE_URL", "locmem://"))}
 
 # OAuth 2.1 (DESIGN section 6, shared/OAUTH.md). All five DOT models are swapped into
 # heyaira.oauth so that grants and tokens carry their project.

@@ -128,3 +128,15 @@ def test_a_pool_and_persistent_connections_together_stop_the_start():
     )
     assert result.returncode != 0
     assert "DATABASE_CONN_MAX_AGE needs DATABASE_POOL_SIZE=0" in result.stderr
+
+
+def test_it_reads_cache_urls():
+    from heyaira.envconfig import cache_from_url
+
+    assert cache_from_url("locmem://")["BACKEND"].endswith("LocMemCache")
+    redis = cache_from_url("redis://127.0.0.1:6379/2")
+    assert redis["BACKEND"].endswith("RedisCache")
+    assert redis["LOCATION"] == "redis://127.0.0.1:6379/2"
+    for bad in ("memcached://h", "redis://", "nonsense"):
+        with pytest.raises(ConfigError):
+            cache_from_url(bad)

@@ -1,0 +1,53 @@
+"""With CACHE_URL=redis://..., rate-limit counters are shared by every worker process."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+REDIS = ("127.0.0.1", 6379)
+
+
+def redis_is_up() -> bool:
+    try:
+        with socket.create_connection(REDIS, timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not redis_is_up(), reason="no Redis at 127.0.0.1:6379")
+def test_two_processes_count_into_one_window(tmp_path: Path):
+    """Two separate Python processes, like two gunicorn workers, hit one counter."""
+    bucket = f"test-{uuid.uuid4().hex}"
+    code = (
+        "import django; django.setup()\n"
+        "from heyaira.oauth.ratelimit import hit\n"
+        f"print(hit({bucket!r}, '203.0.113.7', limit=10, window=600).count)\n"
+    )
+    env = {
+        "DJANGO_SETTINGS_MODULE": "heyaira.settings",
+        "DEBUG": "true",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "CACHE_URL": f"redis://{REDIS[0]}:{REDIS[1]}/15",
+        "PATH": "/usr/bin:/bin",
+    }
+    counts = [
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
+        for _ in range(2)
+    ]
+    assert counts == ["1", "2"]
