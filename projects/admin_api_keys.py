@@ -13,7 +13,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 
 from heyaira.errors import HeyAiraError
 from projects.access import Scope
@@ -120,14 +121,30 @@ class ApiKeyAdmin(ServiceBackedAdmin):
         return self.readonly_fields if obj is not None else []
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
-        """The service created the key during validation; show its secret, this once."""
-        secret: str = getattr(form, "issued_secret", "")
-        if not change and secret:
-            self.message_user(
-                request,
-                f"API key “{obj.label}” created. Copy it now, it will not be shown again: {secret}",
-                level=messages.WARNING,
-            )
+        """The service created the key during validation; keep its secret for this response."""
+        request.issued_api_key_secret = getattr(form, "issued_secret", "")  # type: ignore[attr-defined]
+
+    def response_add(
+        self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        """Show the secret on this one page, not through a message: a message would travel in
+        a cookie or sit in the session table, and HeyAira keeps no secret anywhere."""
+        secret: str = getattr(request, "issued_api_key_secret", "")
+        if not secret:
+            return super().response_add(request, obj, post_url_continue)
+        response = TemplateResponse(
+            request,
+            "admin/projects/apikey/created.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.model._meta,
+                "api_key": obj,
+                "secret": secret,
+                "title": f"API key “{obj.label}” created",
+            },
+        )
+        response["Cache-Control"] = "no-store"
+        return response
 
     @admin.action(description="Revoke the selected API keys")
     def revoke_selected(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:

@@ -45,9 +45,10 @@ def test_it_creates_a_key_and_shows_its_secret_once(world: World):
 
     response = add(browser, world)
 
-    assert response.status_code == 302
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
     key = ApiKey.objects.get()
-    first_page = browser.get(response["Location"]).content.decode()
+    first_page = response.content.decode()
     found = re.search(r"hak_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", first_page)
     assert found is not None
     secret = found.group(0)
@@ -55,7 +56,9 @@ def test_it_creates_a_key_and_shows_its_secret_once(world: World):
         world.contributor.pk
     )
     assert (key.label, key.created_by) == ("laptop", "olivia")
-    # Shown once: no later page shows it again.
+    # Shown once: no later page shows it again, and no cookie or session carries it.
+    assert secret not in str(browser.cookies)
+    assert secret not in str(dict(browser.session))
     assert secret not in browser.get(LIST).content.decode()
     assert secret not in browser.get(f"{LIST}{key.pk}/change/").content.decode()
     assert AuditEvent.objects.filter(operation="api_key_create", outcome="success").count() == 1
