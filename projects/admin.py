@@ -12,12 +12,10 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from heyaira.errors import HeyAiraError
-from projects.admin_support import ServiceBackedAdmin, as_form_error, caller_for, projects_with
+from projects.admin_support import ServiceBackedAdmin, ServiceForm, caller_for, projects_with
 from projects.models import Membership, Project, ProjectRepository, Provider, Repository
 from projects.services import (
     membership_add,
@@ -40,53 +38,38 @@ def _may_manage_any(request: HttpRequest, perm: str) -> bool:
 # --- memberships --------------------------------------------------------------------------
 
 
-class MembershipAddForm(forms.ModelForm):
-    admin_request: HttpRequest
+class MembershipAddForm(ServiceForm):
+    project_permission = "manage_members"
     username = forms.CharField(max_length=150, help_text="The person's HeyAira username.")
 
     class Meta:
         model = Membership
         fields = ["project", "role"]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["project"].queryset = projects_with(  # type: ignore[attr-defined]
-            self.admin_request.user, "manage_members"
-        )
-
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if self.errors:
-            return data
-        user = get_user_model().objects.filter(username=data["username"]).first()
-        if user is None:
-            raise forms.ValidationError({"username": "No user with this username."})
-        caller = caller_for(self.admin_request, data["project"])
-        try:
-            self.instance = membership_add(caller, user_id=user.pk, role=data["role"])
-        except HeyAiraError as error:
-            raise as_form_error(error, set(self.fields)) from None
+        if not self.errors:
+            user = self.user_named(data["username"])
+            self.instance = self.run(
+                data["project"], membership_add, user_id=user.pk, role=data["role"]
+            )
         return data
 
 
-class MembershipChangeForm(forms.ModelForm):
-    admin_request: HttpRequest
-
+class MembershipChangeForm(ServiceForm):
     class Meta:
         model = Membership
         fields = ["role"]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if self.errors or "role" not in self.changed_data:
-            return data
-        caller = caller_for(self.admin_request, self.instance.project)
-        try:
-            self.instance = membership_change(
-                caller, membership_id=self.instance.pk, role=data["role"]
+        if not self.errors and "role" in self.changed_data:
+            self.instance = self.run(
+                self.instance.project,
+                membership_change,
+                membership_id=self.instance.pk,
+                role=data["role"],
             )
-        except HeyAiraError as error:
-            raise as_form_error(error, set(self.fields)) from None
         return data
 
 
@@ -119,8 +102,8 @@ class MembershipAdmin(ServiceBackedAdmin):
 # --- repository bindings ------------------------------------------------------------------
 
 
-class BindingAddForm(forms.ModelForm):
-    admin_request: HttpRequest
+class BindingAddForm(ServiceForm):
+    project_permission = "manage_repositories"
     provider = forms.ChoiceField(choices=Provider.choices)
     owner = forms.CharField(max_length=100, help_text="The account or organisation.")
     name = forms.CharField(max_length=100, help_text="The repository's name.")
@@ -136,22 +119,11 @@ class BindingAddForm(forms.ModelForm):
         model = ProjectRepository
         fields = ["project"]
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["project"].queryset = projects_with(  # type: ignore[attr-defined]
-            self.admin_request.user, "manage_repositories"
-        )
-
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if self.errors:
-            return data
-        caller = caller_for(self.admin_request, data["project"])
-        arguments = {name: data[name] for name in self.declared_fields}
-        try:
-            self.instance = repository_bind(caller, arguments)
-        except HeyAiraError as error:
-            raise as_form_error(error, set(self.fields)) from None
+        if not self.errors:
+            arguments = {name: data[name] for name in self.declared_fields}
+            self.instance = self.run(data["project"], repository_bind, **arguments)
         return data
 
 
@@ -186,23 +158,15 @@ class ProjectRepositoryAdmin(ServiceBackedAdmin):
 # --- projects and repositories ------------------------------------------------------------
 
 
-class ProjectChangeForm(forms.ModelForm):
-    admin_request: HttpRequest
-
+class ProjectChangeForm(ServiceForm):
     class Meta:
         model = Project
         fields = ["name"]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if self.errors or "name" not in self.changed_data:
-            return data
-        try:
-            self.instance = project_rename(
-                caller_for(self.admin_request, self.instance), name=data["name"]
-            )
-        except HeyAiraError as error:
-            raise as_form_error(error, set(self.fields)) from None
+        if not self.errors and "name" in self.changed_data:
+            self.instance = self.run(self.instance, project_rename, name=data["name"])
         return data
 
 

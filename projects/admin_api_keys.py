@@ -11,22 +11,21 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from heyaira.errors import HeyAiraError
 from projects.access import Scope
-from projects.admin_support import ServiceBackedAdmin, as_form_error, caller_for, projects_with
+from projects.admin_support import ServiceBackedAdmin, ServiceForm, caller_for
 from projects.api_keys import api_key_create, api_key_revoke
 from projects.models import ApiKey
 
 PERMISSION = "manage_api_keys"
 
 
-class ApiKeyAddForm(forms.ModelForm):
-    admin_request: HttpRequest
+class ApiKeyAddForm(ServiceForm):
+    project_permission = PERMISSION
     username = forms.CharField(
         max_length=150, help_text="The member the key acts for; it gets that member's role."
     )
@@ -46,29 +45,21 @@ class ApiKeyAddForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["project"].queryset = projects_with(  # type: ignore[attr-defined]
-            self.admin_request.user, PERMISSION
-        )
         self.issued_secret = ""
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if self.errors:
             return data
-        user = get_user_model().objects.filter(username=data["username"]).first()
-        if user is None:
-            raise forms.ValidationError({"username": "No user with this username."})
-        caller = caller_for(self.admin_request, data["project"])
-        try:
-            issued = api_key_create(
-                caller,
-                user_id=user.pk,
-                label=data["label"],
-                scopes=data["scopes"],
-                expires_days=data.get("expires_days"),
-            )
-        except HeyAiraError as error:
-            raise as_form_error(error, set(self.fields)) from None
+        user = self.user_named(data["username"])
+        issued = self.run(
+            data["project"],
+            api_key_create,
+            user_id=user.pk,
+            label=data["label"],
+            scopes=data["scopes"],
+            expires_days=data.get("expires_days"),
+        )
         self.instance = issued.api_key
         self.issued_secret = issued.secret
         return data

@@ -7,10 +7,12 @@ the service do the work: one path for every rule and every audit row.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -48,6 +50,37 @@ def as_form_error(error: HeyAiraError, form_fields: set[str]) -> forms.Validatio
             {name: forms.ValidationError(problem) for name, problem in known.items()}
         )
     return forms.ValidationError(error.message)
+
+
+class ServiceForm(forms.ModelForm):
+    """A form whose clean() runs a service as the signed-in person; the admin injects the request.
+
+    When the form has a `project` field, it offers only the projects on which the person holds
+    `project_permission`.
+    """
+
+    admin_request: HttpRequest
+    project_permission: ClassVar[str] = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "project" in self.fields and self.project_permission:
+            self.fields["project"].queryset = projects_with(  # type: ignore[attr-defined]
+                self.admin_request.user, self.project_permission
+            )
+
+    def user_named(self, username: str) -> Any:
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise forms.ValidationError({"username": "No user with this username."})
+        return user
+
+    def run(self, project: Project, service: Callable[..., Any], **arguments: Any) -> Any:
+        """The service's result, or its rejection shown on the form."""
+        try:
+            return service(caller_for(self.admin_request, project), **arguments)
+        except HeyAiraError as error:
+            raise as_form_error(error, set(self.fields)) from None
 
 
 class ServiceBackedAdmin(admin.ModelAdmin):
