@@ -103,6 +103,17 @@ def update_task(caller: Caller, task: dict[str, Any], **changes: Any) -> dict[st
     return result
 
 
+def update_rejected(
+    code: str, caller: Caller, task: dict[str, Any], **changes: Any
+) -> HeyAiraError:
+    """update_task, expecting a rejection with this code; returns the error."""
+    if "expected_version" not in changes:
+        changes["expected_version"] = task["version"]
+    return rejected(
+        code, task_update, caller, write_context=wc(caller), task_id=task["id"], **changes
+    )
+
+
 def receipt(session_ref: str = "session-1", **extra: Any) -> dict[str, Any]:
     return {"session_ref": session_ref, "summary": "Wrote the tests.", **extra}
 

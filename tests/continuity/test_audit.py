@@ -29,6 +29,7 @@ from tests.continuity.helpers import (
     outcome,
     receipt,
     rejected,
+    update_rejected,
     update_task,
 )
 from tests.factories import World, wc
@@ -212,12 +213,10 @@ def test_a_rejected_update_is_audited_and_leaves_no_trace_of_its_work(world: Wor
     update_task(owner, task, work_receipt=receipt("s-1"))
     before = Task.objects.values().get(pk=task["id"])
     with audit_inserts_seen() as seen:
-        rejected(
+        update_rejected(
             "duplicate_receipt",
-            task_update,
             owner,
-            write_context=wc(owner),
-            task_id=task["id"],
+            task,
             expected_version=2,
             status="in_progress",
             work_receipt=receipt("s-1"),

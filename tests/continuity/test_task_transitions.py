@@ -9,10 +9,15 @@ from typing import Any
 import pytest
 
 from continuity.models import Task, WorkReceipt
-from continuity.services import task_update
 from projects.access import Caller
-from tests.continuity.helpers import last_audit, new_task, receipt, rejected, update_task
-from tests.factories import World, wc
+from tests.continuity.helpers import (
+    last_audit,
+    new_task,
+    receipt,
+    update_rejected,
+    update_task,
+)
+from tests.factories import World
 
 STATUSES = ("todo", "in_progress", "blocked", "done", "cancelled")
 ALLOWED = {
@@ -50,12 +55,10 @@ def test_a_refused_move_is_an_invalid_transition_and_changes_nothing(
     owner = world.caller("owner")
     task = _task_in(owner, source)
     before = Task.objects.values().get(pk=task["id"])
-    error = rejected(
+    error = update_rejected(
         "invalid_transition",
-        task_update,
         owner,
-        write_context=wc(owner),
-        task_id=task["id"],
+        task,
         expected_version=task["version"],
         status=target,
         work_receipt=receipt(),
@@ -108,12 +111,10 @@ def test_a_final_task_takes_no_more_updates(
     owner = world.caller("owner")
     task = _task_in(owner, final)
     before = Task.objects.values().get(pk=task["id"])
-    error = rejected(
+    error = update_rejected(
         "invalid_transition",
-        task_update,
         owner,
-        write_context=wc(owner),
-        task_id=task["id"],
+        task,
         expected_version=task["version"],
         **changes,
     )
@@ -125,12 +126,10 @@ def test_a_final_task_takes_no_more_updates(
 def test_a_status_that_does_not_exist_is_a_validation_error(world: World) -> None:
     owner = world.caller("owner")
     task = new_task(owner)
-    error = rejected(
+    error = update_rejected(
         "validation_error",
-        task_update,
         owner,
-        write_context=wc(owner),
-        task_id=task["id"],
+        task,
         expected_version=1,
         status="open",
     )

@@ -17,6 +17,7 @@ from tests.continuity.helpers import (
     new_task,
     receipt,
     rejected,
+    update_rejected,
     update_task,
 )
 from tests.factories import World, wc
@@ -145,12 +146,10 @@ def test_it_rejects_a_stale_version_and_keeps_no_receipt(world: World) -> None:
     task = new_task(owner)
     update_task(owner, task, next_step="moved on")
     before = _snapshot(task["id"])
-    error = rejected(
+    error = update_rejected(
         "stale_version",
-        task_update,
         owner,
-        write_context=wc(owner),
-        task_id=task["id"],
+        task,
         expected_version=1,
         status="in_progress",
         work_receipt=receipt("late-session"),
@@ -171,12 +170,10 @@ def test_it_rejects_a_stale_version_and_keeps_no_receipt(world: World) -> None:
 def test_a_version_from_the_future_is_stale_too(world: World) -> None:
     owner = world.caller("owner")
     task = new_task(owner)
-    error = rejected(
+    error = update_rejected(
         "stale_version",
-        task_update,
         owner,
-        write_context=wc(owner),
-        task_id=task["id"],
+        task,
         expected_version=7,
         next_step="x",
     )
@@ -188,12 +185,10 @@ def test_it_rejects_a_second_receipt_for_one_session_and_changes_nothing(world: 
     task = new_task(owner)
     update_task(owner, task, status="in_progress", work_receipt=receipt("s-1"))
     before = _snapshot(task["id"])
-    error = rejected(
+    error = update_rejected(
         "duplicate_receipt",
-        task_update,
         owner,
-        write_context=wc(owner),
-        task_id=task["id"],
+        task,
         expected_version=2,
         status="done",
         work_receipt=receipt("s-1", summary="again"),
@@ -267,12 +262,10 @@ def test_a_rejected_update_leaves_no_receipt_and_no_change(world: World, case: s
 def test_it_rejects_an_update_that_changes_nothing(world: World) -> None:
     owner = world.caller("owner")
     task = new_task(owner)
-    error = rejected(
+    error = update_rejected(
         "validation_error",
-        task_update,
         owner,
-        write_context=wc(owner),
-        task_id=task["id"],
+        task,
         expected_version=1,
     )
     assert error.details["fields"]["arguments"].startswith("nothing to update")
@@ -283,12 +276,10 @@ def test_nulls_are_not_changes(world: World) -> None:
     """Clients often send every optional field, null when unused: that is still no update."""
     owner = world.caller("owner")
     task = new_task(owner)
-    error = rejected(
+    error = update_rejected(
         "validation_error",
-        task_update,
         owner,
-        write_context=wc(owner),
-        task_id=task["id"],
+        task,
         expected_version=1,
         status=None,
         next_step=None,
@@ -312,12 +303,10 @@ def test_it_rejects_an_expected_version_that_is_not_a_version(
 ) -> None:
     owner = world.caller("owner")
     task = new_task(owner)
-    error = rejected(
+    error = update_rejected(
         "validation_error",
-        task_update,
         owner,
-        write_context=wc(owner),
-        task_id=task["id"],
+        task,
         expected_version=version,
         next_step="x",
     )
