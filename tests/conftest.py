@@ -33,3 +33,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
+
+
+# Headless Chromium (tests/browser.py): `chromium`, `browser_context` and `page`.
+pytest_plugins = ["tests.browser"]
