@@ -93,6 +93,27 @@ def privileged(role: str) -> bool:
     return role in (Role.OWNER, Role.ADMIN)
 
 
+def roles_grantable_by(role: Role) -> list[Role]:
+    """The roles a person with this role may give, change or take away (DESIGN section 4):
+    owners all four, admins viewer and contributor, everyone else none."""
+    capabilities = ROLE_CAPABILITIES[role]
+    if Capability.OWN in capabilities:
+        return list(Role)
+    if Capability.MANAGE in capabilities:
+        return [each for each in Role if not privileged(each)]
+    return []
+
+
+# What a refusal tells the person: plain words, never a capability's internal name.
+REFUSALS: dict[Capability, str] = {
+    Capability.READ: "Only members of this project can read it.",
+    Capability.WRITE: "A viewer can read this project but not change it.",
+    Capability.MANAGE: "Only the project's owners and admins can do this.",
+    Capability.READ_AUDIT: "Only the project's owners and admins can read its audit log.",
+    Capability.OWN: "Only the project's owners can do this.",
+}
+
+
 @dataclass(frozen=True)
 class Actor:
     type: ActorType
@@ -152,6 +173,12 @@ class Caller:
             return self.credential.kind in FIRST_PARTY_CREDENTIALS
         return self.missing_scope(capability) is None
 
+    def grantable_roles(self) -> list[Role]:
+        """The roles this caller may give, change or take away in its project."""
+        if self.credential.kind not in FIRST_PARTY_CREDENTIALS:
+            return []
+        return roles_grantable_by(self.role)
+
     def require(self, capability: Capability) -> None:
         if self.can(capability):
             return
@@ -165,7 +192,7 @@ class Caller:
             )
         if capability in ROLE_CAPABILITIES[self.role]:
             raise Forbidden("Project administration needs a signed-in person, not a token or key.")
-        raise Forbidden(f"The {self.role} role does not allow this ({capability}).")
+        raise Forbidden(REFUSALS[capability])
 
     @property
     def write_context(self) -> WriteContext:

@@ -8,19 +8,31 @@ are the same as everywhere else.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from projects.admin_support import ServiceBackedAdmin, ServiceForm, caller_for, projects_with
+from heyaira.errors import HeyAiraError
+from projects.access import Role
+from projects.admin_support import (
+    ServiceBackedAdmin,
+    ServiceForm,
+    as_form_error,
+    caller_for,
+    grantable_roles,
+    projects_with,
+)
 from projects.models import Membership, Project, ProjectRepository, Provider, Repository
 from projects.services import (
     membership_add,
     membership_change,
     membership_remove,
+    project_create,
     project_delete,
     project_rename,
     repository_bind,
@@ -38,13 +50,48 @@ def _may_manage_any(request: HttpRequest, perm: str) -> bool:
 # --- memberships --------------------------------------------------------------------------
 
 
+class RoleField(forms.ChoiceField):
+    """Offers only the roles the signed-in person may grant; accepts any role name, so that a
+    forged one reaches the service, which refuses it and audits the refusal."""
+
+    def valid_value(self, value: str) -> bool:
+        return value in Role.values
+
+
+def role_field(roles: list[Role]) -> RoleField:
+    return RoleField(choices=[(role.value, role.label) for role in roles])
+
+
 class MembershipAddForm(ServiceForm):
     project_permission = "manage_members"
     username = forms.CharField(max_length=150, help_text="The person's HeyAira username.")
+    role = RoleField(choices=Role.choices)
 
     class Meta:
         model = Membership
         fields = ["project", "role"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        projects = list(self.fields["project"].queryset)  # type: ignore[attr-defined]
+        user = self.admin_request.user
+        self.grantable = {str(p.pk): grantable_roles(user, p) for p in projects}
+        if len(projects) == 1:
+            self.fields["project"].initial = projects[0].pk
+        chosen = self._chosen_project(projects)
+        if chosen is not None:
+            offered = self.grantable[chosen]
+        else:  # the page narrows the list to the chosen project's (admin/.../change_form.html)
+            offered = [r for r in Role if any(r in roles for roles in self.grantable.values())]
+        self.fields["role"] = role_field(offered)
+        self.fields["project"].widget.attrs["data-grantable-roles"] = json.dumps(
+            {pk: [role.value for role in roles] for pk, roles in self.grantable.items()}
+        )
+
+    def _chosen_project(self, projects: list[Project]) -> str | None:
+        value = self.data.get("project") if self.is_bound else self.initial.get("project")
+        value = value or self.fields["project"].initial
+        return str(value) if value is not None and str(value) in self.grantable else None
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -60,6 +107,11 @@ class MembershipChangeForm(ServiceForm):
     class Meta:
         model = Membership
         fields = ["role"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        roles = grantable_roles(self.admin_request.user, self.instance.project)
+        self.fields["role"] = role_field(roles)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -94,6 +146,17 @@ class MembershipAdmin(ServiceBackedAdmin):
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
         fields = ["project", "user", "role"] if obj is not None else ["project", "username", "role"]
         return [(None, {"fields": fields})]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_change_permission(request, obj) and self._may_grant(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_delete_permission(request, obj) and self._may_grant(request, obj)
+
+    def _may_grant(self, request: HttpRequest, obj: Membership | None) -> bool:
+        """An admin sees an admin's or owner's membership but may not change or remove it: the
+        page is then read-only rather than offering what the service would refuse."""
+        return obj is None or obj.role in grantable_roles(request.user, obj.project)
 
     def delete_model(self, request: HttpRequest, obj: Membership) -> None:
         membership_remove(caller_for(request, obj.project), membership_id=obj.pk)
@@ -158,6 +221,39 @@ class ProjectRepositoryAdmin(ServiceBackedAdmin):
 # --- projects and repositories ------------------------------------------------------------
 
 
+class ProjectAddForm(ServiceForm):
+    """A superuser creates a project with its first owner, through the project service."""
+
+    owner = forms.ModelChoiceField(
+        queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
+        help_text="The first owner; they can add everyone else.",
+    )
+
+    class Meta:
+        model = Project
+        fields = ["slug", "name"]
+        help_texts = {
+            "slug": "Lowercase letters, digits and hyphens; it names the project in commands.",
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        request = self.admin_request
+        try:
+            self.instance = project_create(
+                slug=data["slug"],
+                name=data["name"],
+                owner_username=data["owner"].get_username(),
+                by=request.user,  # type: ignore[arg-type]
+                request_id=getattr(request, "request_id", ""),
+            )
+        except HeyAiraError as error:
+            raise as_form_error(error, set(self.fields)) from None
+        return data
+
+
 class ProjectChangeForm(ServiceForm):
     class Meta:
         model = Project
@@ -172,13 +268,11 @@ class ProjectChangeForm(ServiceForm):
 
 @admin.register(Project)
 class ProjectAdmin(ServiceBackedAdmin):
-    """Owners rename or delete their project; admins see it; superusers create projects with
-    `manage.py create_project` (a project needs its first owner)."""
+    """Owners rename or delete their project; admins see it; superusers also create projects
+    (with their first owner)."""
 
     list_display = ["slug", "name", "created_at"]
     search_fields = ["slug", "name"]
-    readonly_fields = ["slug", "created_at"]
-    fields = ["slug", "name", "created_at"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Project]:
         return projects_with(request.user, "manage_members")
@@ -186,18 +280,24 @@ class ProjectAdmin(ServiceBackedAdmin):
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
     ) -> Any:
-        return self.form_request(ProjectChangeForm, request)
+        return self.form_request(ProjectChangeForm if obj else ProjectAddForm, request)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ["slug", "name", "created_at"] if obj is not None else ["slug", "name", "owner"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["slug", "created_at"] if obj is not None else []
 
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return _may_manage_any(request, "manage_members")
+        return _superuser(request) or _may_manage_any(request, "manage_members")
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         if obj is None:
-            return _may_manage_any(request, "manage_members")
+            return self.has_module_permission(request)
         return projects_with(request.user, "manage_members").filter(pk=obj.pk).exists()
 
     def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
+        return _superuser(request)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._owns(request, obj)
@@ -211,6 +311,11 @@ class ProjectAdmin(ServiceBackedAdmin):
     def _owns(self, request: HttpRequest, obj: Project | None) -> bool:
         owned = projects_with(request.user, "manage_privileged_members")
         return owned.exists() if obj is None else owned.filter(pk=obj.pk).exists()
+
+
+def _superuser(request: HttpRequest) -> bool:
+    user = request.user
+    return bool(user.is_active and getattr(user, "is_superuser", False))
 
 
 @admin.register(Repository)

@@ -7,7 +7,7 @@ the service do the work: one path for every rule and every audit row.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from django import forms
@@ -20,9 +20,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from guardian.shortcuts import get_objects_for_user
 
 from heyaira.errors import HeyAiraError
-from projects.access import Caller
+from projects.access import Caller, Role, roles_grantable_by
 from projects.callers import session_caller
-from projects.models import Project
+from projects.models import Membership, Project
 
 
 def projects_with(user: AbstractBaseUser | AnonymousUser, perm: str) -> QuerySet[Project]:
@@ -41,10 +41,47 @@ def caller_for(request: HttpRequest, project: Project) -> Caller:
     return caller
 
 
-def as_form_error(error: HeyAiraError, form_fields: set[str]) -> forms.ValidationError:
-    """A service rejection shown on the form, on the fields it names when the form has them."""
+def grantable_roles(user: AbstractBaseUser | AnonymousUser, project: Project) -> list[Role]:
+    """The roles this person may give, change or take away in the project (superusers: all)."""
+    if not user.is_authenticated or not user.is_active:
+        return []
+    if getattr(user, "is_superuser", False):
+        return list(Role)
+    role = (
+        Membership.objects.filter(project=project, user_id=user.pk)
+        .values_list("role", flat=True)
+        .first()
+    )
+    return roles_grantable_by(Role(role)) if role else []
+
+
+# pydantic's wording for shapes the admin's own fields let through, said for a person.
+_PLAIN_PROBLEMS = {
+    "String should match pattern": "contains characters that are not allowed here",
+    "Input should be": "is not one of the choices offered",
+}
+
+
+def plain_problem(problem: str) -> str:
+    for start, plain in _PLAIN_PROBLEMS.items():
+        if problem.startswith(start):
+            return plain
+    return problem
+
+
+def as_form_error(
+    error: HeyAiraError, form_fields: set[str], aliases: Mapping[str, str] | None = None
+) -> forms.ValidationError:
+    """A service rejection shown on the form: on the fields it names when the form has them
+    (`aliases` maps a service argument to the form field standing for it), else as the
+    error's own sentence. Services word those sentences for people."""
     fields = error.details.get("fields") or {}
-    known = {name: problem for name, problem in fields.items() if name in form_fields}
+    aliases = aliases or {}
+    known: dict[str, str] = {}
+    for name, problem in fields.items():
+        field = aliases.get(name, name)
+        if field in form_fields:
+            known.setdefault(field, plain_problem(problem))
     if known:
         return forms.ValidationError(
             {name: forms.ValidationError(problem) for name, problem in known.items()}
@@ -75,12 +112,15 @@ class ServiceForm(forms.ModelForm):
             raise forms.ValidationError({"username": "No user with this username."})
         return user
 
+    # Service arguments shown on the form under another name (user_id is typed as a username).
+    field_aliases: ClassVar[dict[str, str]] = {"user_id": "username"}
+
     def run(self, project: Project, service: Callable[..., Any], **arguments: Any) -> Any:
         """The service's result, or its rejection shown on the form."""
         try:
             return service(caller_for(self.admin_request, project), **arguments)
         except HeyAiraError as error:
-            raise as_form_error(error, set(self.fields)) from None
+            raise as_form_error(error, set(self.fields), self.field_aliases) from None
 
 
 class ServiceBackedAdmin(admin.ModelAdmin):

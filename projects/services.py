@@ -9,13 +9,14 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from audit.models import Outcome
 from audit.recorder import AuditNote, SecurityContext, record, record_security_event
-from heyaira.errors import HeyAiraError, NotFound, ValidationError
-from projects.access import ActorType, Caller, Capability, Role, privileged
-from projects.callers import operator_caller
+from heyaira.errors import Forbidden, HeyAiraError, NotFound, ValidationError
+from projects.access import ActorType, Caller, Capability, CredentialKind, Role, privileged
+from projects.callers import operator_caller, session_caller
 from projects.inputs import (
     MembershipAddInput,
     MembershipChangeInput,
@@ -32,20 +33,34 @@ from projects.permissions import sync_object_permissions
 from projects.signals import membership_ended
 
 
-def project_create(*, slug: str, name: str, owner_username: str, operator: str) -> Project:
-    """Create a project with its first owner (manage.py create_project, make run)."""
+def project_create(
+    *,
+    slug: str,
+    name: str,
+    owner_username: str,
+    operator: str = "",
+    by: AbstractBaseUser | None = None,
+    request_id: str = "",
+) -> Project:
+    """Create a project with its first owner. An operator (manage.py create_project, make run)
+    or a superuser in the admin (`by`) does it; the audit rows name whichever it was."""
     try:
+        if by is not None and not getattr(by, "is_superuser", False):
+            raise Forbidden("Only a superuser can create projects.")
         args = parse_input(ProjectCreateInput, {"slug": slug, "name": name})
         with transaction.atomic(durable=True):
             owner = get_user_model().objects.filter(username=owner_username).first()
             if owner is None:
                 raise NotFound(f"No user named {owner_username!r}.")
             if Project.objects.filter(slug=args.slug).exists():
-                raise ValidationError(fields={"slug": "is taken by another project"})
+                raise ValidationError(
+                    "Another project already has this slug.",
+                    fields={"slug": "is taken by another project"},
+                )
             project = Project.objects.create(slug=args.slug, name=args.name)
             membership = Membership.objects.create(project=project, user=owner, role=Role.OWNER)
             sync_object_permissions(project, owner)
-            caller = operator_caller(project, label=operator)
+            caller = _creator(project, operator=operator, by=by, request_id=request_id)
             record(
                 caller,
                 "project_create",
@@ -62,11 +77,44 @@ def project_create(*, slug: str, name: str, owner_username: str, operator: str) 
             )
             return project
     except HeyAiraError as error:
-        context = SecurityContext(
-            actor_type=ActorType.OPERATOR, actor_id=operator, actor_label=operator
+        record_security_event(
+            "project_create",
+            Outcome.REJECTED,
+            _creator_context(operator=operator, by=by, request_id=request_id),
+            error_code=error.code,
         )
-        record_security_event("project_create", Outcome.REJECTED, context, error_code=error.code)
         raise
+
+
+def _creator(
+    project: Project, *, operator: str, by: AbstractBaseUser | None, request_id: str
+) -> Caller:
+    if by is None:
+        return operator_caller(project, label=operator, request_id=request_id)
+    caller = session_caller(by, project, request_id=request_id)
+    assert caller is not None  # a superuser acts as an owner of every project
+    return caller
+
+
+def _creator_context(
+    *, operator: str, by: AbstractBaseUser | None, request_id: str
+) -> SecurityContext:
+    if by is None:
+        return SecurityContext(
+            actor_type=ActorType.OPERATOR,
+            actor_id=operator,
+            actor_label=operator,
+            request_id=request_id,
+            credential_kind=CredentialKind.OPERATOR,
+        )
+    return SecurityContext(
+        actor_type=ActorType.USER,
+        actor_id=str(by.pk),
+        actor_label=by.get_username(),
+        user_id=int(by.pk),
+        request_id=request_id,
+        credential_kind=CredentialKind.SESSION,
+    )
 
 
 @operation("project_rename", capability=Capability.OWN, input_model=ProjectRenameInput)
@@ -96,7 +144,7 @@ def project_delete(caller: Caller, args: ProjectDeleteInput, note: AuditNote) ->
 def membership_add(caller: Caller, args: MembershipAddInput, note: AuditNote) -> Membership:
     _lock_project(caller)
     if privileged(args.role):
-        caller.require(Capability.OWN)
+        _require_owner(caller)
     user = get_user_model().objects.filter(pk=args.user_id, is_active=True).first()
     if user is None:
         raise NotFound("No such active user.")
@@ -106,7 +154,10 @@ def membership_add(caller: Caller, args: MembershipAddInput, note: AuditNote) ->
                 project=caller.project, user=user, role=args.role
             )
     except IntegrityError:
-        raise ValidationError(fields={"user_id": "is already a member of this project"}) from None
+        raise ValidationError(
+            "This person is already a member of this project.",
+            fields={"user_id": "is already a member of this project"},
+        ) from None
     note.target("membership", membership.pk)
     sync_object_permissions(caller.project, user)
     return membership
@@ -118,7 +169,7 @@ def membership_change(caller: Caller, args: MembershipChangeInput, note: AuditNo
     _lock_project(caller)
     membership = _membership(caller, args.membership_id)
     if privileged(membership.role) or privileged(args.role):
-        caller.require(Capability.OWN)
+        _require_owner(caller)
     if membership.role == Role.OWNER and args.role != Role.OWNER:
         _keep_an_owner(caller, membership)
     membership.role = args.role
@@ -133,7 +184,7 @@ def membership_remove(caller: Caller, args: MembershipRemoveInput, note: AuditNo
     _lock_project(caller)
     membership = _membership(caller, args.membership_id)
     if privileged(membership.role):
-        caller.require(Capability.OWN)
+        _require_owner(caller)
     if membership.role == Role.OWNER:
         _keep_an_owner(caller, membership)
     user = membership.user
@@ -182,6 +233,13 @@ def repository_unbind(caller: Caller, args: RepositoryUnbindInput, note: AuditNo
     ).delete()
     if not deleted:
         raise NotFound("No such repository binding in this project.")
+
+
+def _require_owner(caller: Caller) -> None:
+    if not caller.can(Capability.OWN):
+        raise Forbidden(
+            "Only an owner of this project can give, change or remove the admin and owner roles."
+        )
 
 
 def _lock_project(caller: Caller) -> None:

@@ -132,7 +132,7 @@ def test_it_tells_a_viewer_its_role_does_not_allow_writing(world: World, operati
     service, arguments = WRITES[operation]
     viewer = world.caller("viewer")
     error = rejected("forbidden", service, viewer, **arguments(viewer, seed))
-    assert error.message == "The viewer role does not allow this (write)."
+    assert error.message == "A viewer can read this project but not change it."
     assert "required_scopes" not in error.details
 
 

@@ -90,13 +90,27 @@ class TestMembershipAdmin:
         event = AuditEvent.objects.filter(operation="membership_add").latest("occurred_at")
         assert (event.outcome, event.error_code) == ("rejected", "forbidden")
 
-    def test_it_refuses_an_admin_demoting_the_owner(self, world: World, client: Client):
+    def test_it_shows_an_admin_the_owners_membership_read_only(self, world: World, client: Client):
         owner = membership(world, "owner")
-        response = signed_in(client, world.admin).post(change_url(owner), {"role": "viewer"})
-        assert response.status_code == 200
+        page = signed_in(client, world.admin).get(change_url(owner))
+        assert page.status_code == 200
+        assert b'name="role"' not in page.content  # no role offered that the admin cannot grant
+        response = client.post(change_url(owner), {"role": "viewer"})  # forged
+        assert response.status_code == 403
         owner.refresh_from_db()
         assert owner.role == "owner"
-        event = AuditEvent.objects.get(operation="membership_change", target_id=str(owner.pk))
+
+    def test_it_refuses_an_admin_forging_a_privileged_role_and_audits_it(
+        self, world: World, client: Client
+    ):
+        carla = membership(world, "contributor")
+        response = signed_in(client, world.admin).post(change_url(carla), {"role": "owner"})
+        assert response.status_code == 200
+        errors = str(response.context["adminform"].form.errors)
+        assert "Only an owner of this project can give" in errors
+        carla.refresh_from_db()
+        assert carla.role == "contributor"
+        event = AuditEvent.objects.get(operation="membership_change", target_id=str(carla.pk))
         assert (event.outcome, event.error_code) == ("rejected", "forbidden")
 
     def test_it_refuses_an_admin_removing_the_owner(self, world: World, client: Client):
