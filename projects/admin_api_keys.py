@@ -1,21 +1,25 @@
 """The admin for project API keys: owners and admins create and revoke their projects' keys.
 
-Creating shows the secret once, in the confirmation message; nothing else ever shows it again.
+Creating redirects to a page that shows the secret once (projects.admin_reveal); nothing else
+ever shows it again.
 Keys are revoked (an action), never edited or deleted: the audit log keeps naming them.
 Non-superusers see only the keys of projects where they hold `projects.manage_api_keys`.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 
 from heyaira.errors import HeyAiraError
+from projects import admin_reveal
 from projects.access import Scope
 from projects.admin_support import ServiceBackedAdmin, ServiceForm, caller_for
 from projects.api_keys import api_key_create, api_key_revoke
@@ -118,21 +122,41 @@ class ApiKeyAdmin(ServiceBackedAdmin):
     def response_add(
         self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None
     ) -> HttpResponse:
-        """Show the secret on this one page, not through a message: a message would travel in
-        a cookie or sit in the session table, and HeyAira keeps no secret anywhere."""
+        """Redirect to the one-time page (POST/redirect/GET: a reload never mints a second
+        key), handing the secret over as projects.admin_reveal explains."""
         secret: str = getattr(request, "issued_api_key_secret", "")
         if not secret:
             return super().response_add(request, obj, post_url_continue)
+        response = HttpResponseRedirect(reverse("admin:projects_apikey_created", args=[obj.pk]))
+        admin_reveal.seal(request, response, key_id=obj.pk, secret=secret)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    def get_urls(self) -> list[URLPattern]:
+        created = path(
+            "<uuid:key_id>/created/",
+            self.admin_site.admin_view(self.created_view),
+            name="projects_apikey_created",
+        )
+        return [created, *super().get_urls()]
+
+    def created_view(self, request: HttpRequest, key_id: uuid.UUID) -> HttpResponse:
+        """The secret, the first time this page is opened; afterwards only the key's name."""
+        key = self.get_queryset(request).filter(pk=key_id).first()
+        if key is None:
+            raise Http404("No such API key.")
         response = TemplateResponse(
             request,
             "admin/projects/apikey/created.html",
             {
                 **self.admin_site.each_context(request),
                 "opts": self.model._meta,
-                "api_key": obj,
-                "secret": secret,
-                "title": f"API key “{obj.label}” created",
+                "api_key": key,
+                "title": f"API key “{key.label}”",
             },
+        )
+        response.context_data["secret"] = admin_reveal.open_once(  # type: ignore[index]
+            request, response, key_id=key.pk
         )
         response["Cache-Control"] = "no-store"
         return response

@@ -45,11 +45,14 @@ def test_it_creates_a_key_and_shows_its_secret_once(world: World):
 
     response = add(browser, world)
 
-    assert response.status_code == 200
+    # POST/redirect/GET: reloading the page the browser lands on never posts again.
+    assert response.status_code == 302
     assert "no-store" in response["Cache-Control"]
     key = ApiKey.objects.get()
-    first_page = response.content.decode()
-    found = re.search(r"hak_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", first_page)
+    assert response["Location"] == f"{LIST}{key.pk}/created/"
+    first = browser.get(response["Location"])
+    assert "no-store" in first["Cache-Control"]
+    found = re.search(r"hak_[0-9a-f]{12}_[A-Za-z0-9_-]{43}", first.content.decode())
     assert found is not None
     secret = found.group(0)
     assert authn.authenticate(f"Bearer {secret}", resource="api", request_id="r").user_id == (
@@ -59,8 +62,11 @@ def test_it_creates_a_key_and_shows_its_secret_once(world: World):
     # Shown once: no later page shows it again, and no cookie or session carries it.
     assert secret not in str(browser.cookies)
     assert secret not in str(dict(browser.session))
+    again = browser.get(response["Location"]).content.decode()
+    assert secret not in again and "cannot be shown again" in again
     assert secret not in browser.get(LIST).content.decode()
     assert secret not in browser.get(f"{LIST}{key.pk}/change/").content.decode()
+    assert ApiKey.objects.count() == 1
     assert AuditEvent.objects.filter(operation="api_key_create", outcome="success").count() == 1
 
 

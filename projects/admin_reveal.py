@@ -1,0 +1,68 @@
+"""Show a new API key's secret once, on a page reached by a redirect, without keeping it.
+
+The POST that creates a key answers with a redirect (POST/redirect/GET), so reloading the page
+never posts again; before, reloading the response page minted a second key. The page the
+redirect leads to must still show the secret, once. HeyAira stores the secret nowhere (not in
+the database, a cookie, the session, the cache or a log), so it is split in two halves that
+reveal nothing apart:
+
+- the browser holds the secret encrypted (Fernet: AES-CBC with an HMAC and a time stamp) in a
+  cookie that only the one-time page receives (its path), HttpOnly, SameSite=Strict, 60 s;
+- the server holds the random one-time key for that ciphertext in the person's session (a
+  database row every worker reads, unlike the default per-process cache), under the key's id.
+
+Opening the page pops the one-time key from the session and deletes the cookie. A reload, a
+second tab, or a cookie replayed from a proxy log or a cookie jar finds no key: the ciphertext
+left behind can never be decrypted. A database dump holds only the random key, never the secret.
+(Two requests racing with the same session could both read the key before either saves the
+session; both come from the same signed-in browser, which already holds the secret.)
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from cryptography.fernet import Fernet, InvalidToken
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.http import HttpRequest, HttpResponse
+
+COOKIE = "heyaira_new_api_key"
+LIFETIME_SECONDS = 60
+_SESSION_PREFIX = "heyaira.api_key_reveal."
+
+
+def seal(request: HttpRequest, response: HttpResponse, *, key_id: uuid.UUID, secret: str) -> None:
+    """Give the browser the encrypted secret for the one-time page at `response`'s redirect."""
+    if settings.SESSION_ENGINE.endswith("signed_cookies"):
+        # Such a session travels in a cookie too: the two halves would sit side by side.
+        raise ImproperlyConfigured("The API key page needs a server-side session engine.")
+    one_time_key = Fernet.generate_key()
+    sealed = Fernet(one_time_key).encrypt(json.dumps([str(key_id), secret]).encode())
+    request.session[_SESSION_PREFIX + str(key_id)] = one_time_key.decode()
+    response.set_cookie(
+        COOKIE,
+        sealed.decode(),
+        max_age=LIFETIME_SECONDS,
+        path=response["Location"],
+        secure=request.is_secure(),
+        httponly=True,
+        samesite="Strict",
+    )
+
+
+def open_once(request: HttpRequest, response: HttpResponse, *, key_id: uuid.UUID) -> str | None:
+    """The secret, the first time the one-time page is opened within its lifetime; else None.
+    Either way, nothing is left to open it again."""
+    one_time_key = request.session.pop(_SESSION_PREFIX + str(key_id), None)
+    sealed = request.COOKIES.get(COOKIE)
+    response.delete_cookie(COOKIE, path=request.path, samesite="Strict")
+    if not one_time_key or not sealed:
+        return None
+    try:
+        opened = Fernet(one_time_key.encode()).decrypt(sealed.encode(), ttl=LIFETIME_SECONDS)
+    except (InvalidToken, ValueError):
+        return None
+    sealed_id, secret = json.loads(opened)
+    return str(secret) if sealed_id == str(key_id) else None
