@@ -76,8 +76,6 @@ class MembershipAddForm(ServiceForm):
         projects = list(self.fields["project"].queryset)  # type: ignore[attr-defined]
         user = self.admin_request.user
         self.grantable = {str(p.pk): grantable_roles(user, p) for p in projects}
-        if len(projects) == 1:
-            self.fields["project"].initial = projects[0].pk
         chosen = self._chosen_project(projects)
         if chosen is not None:
             offered = self.grantable[chosen]

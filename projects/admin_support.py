@@ -93,7 +93,7 @@ class ServiceForm(forms.ModelForm):
     """A form whose clean() runs a service as the signed-in person; the admin injects the request.
 
     When the form has a `project` field, it offers only the projects on which the person holds
-    `project_permission`.
+    `project_permission` (and picks the project when there is only one).
     """
 
     admin_request: HttpRequest
@@ -102,9 +102,11 @@ class ServiceForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if "project" in self.fields and self.project_permission:
-            self.fields["project"].queryset = projects_with(  # type: ignore[attr-defined]
-                self.admin_request.user, self.project_permission
-            )
+            offered = projects_with(self.admin_request.user, self.project_permission)
+            self.fields["project"].queryset = offered  # type: ignore[attr-defined]
+            only = list(offered[:2])
+            if len(only) == 1:  # nothing to choose: the one project this person manages
+                self.fields["project"].initial = only[0].pk
 
     def user_named(self, username: str) -> Any:
         user = get_user_model().objects.filter(username=username).first()
