@@ -166,8 +166,13 @@ class MembershipAdmin(ServiceBackedAdmin):
 class BindingAddForm(ServiceForm):
     project_permission = "manage_repositories"
     provider = forms.ChoiceField(choices=Provider.choices)
-    owner = forms.CharField(max_length=100, help_text="The account or organisation.")
-    name = forms.CharField(max_length=100, help_text="The repository's name.")
+    owner = forms.CharField(
+        max_length=100,
+        help_text="The account or organisation: letters, digits, '.', '_' and '-'.",
+    )
+    name = forms.CharField(
+        max_length=100, help_text="The repository's name: letters, digits, '.', '_' and '-'."
+    )
     url = forms.URLField(max_length=300, assume_scheme="https")
     default_branch = forms.CharField(max_length=100, initial="main")
     installation_ref = forms.CharField(

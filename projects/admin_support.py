@@ -63,10 +63,13 @@ _PLAIN_PROBLEMS = {
 
 
 def plain_problem(problem: str) -> str:
+    """A field's problem as a sentence a person reads under the field."""
     for start, plain in _PLAIN_PROBLEMS.items():
         if problem.startswith(start):
-            return plain
-    return problem
+            problem = plain
+            break
+    problem = problem[:1].upper() + problem[1:]
+    return problem if problem.endswith(".") else f"{problem}."
 
 
 def as_form_error(
@@ -82,6 +85,9 @@ def as_form_error(
         field = aliases.get(name, name)
         if field in form_fields:
             known.setdefault(field, plain_problem(problem))
+    if len(known) == 1 and len(fields) == 1 and not error.message.startswith("Invalid arguments"):
+        # The service worded this one problem as a sentence of its own: say that.
+        known = dict.fromkeys(known, error.message)
     if known:
         return forms.ValidationError(
             {name: forms.ValidationError(problem) for name, problem in known.items()}

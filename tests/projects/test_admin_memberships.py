@@ -123,7 +123,7 @@ class TestMembershipAdmin:
         owner = membership(world, "owner")
         response = signed_in(client, world.owner).post(change_url(owner), {"role": "admin"})
         assert response.status_code == 200
-        assert "last owner" in str(response.context["adminform"].form.errors)
+        assert "keep at least one owner" in str(response.context["adminform"].form.errors)
         owner.refresh_from_db()
         assert owner.role == "owner"
         event = AuditEvent.objects.get(operation="membership_change", target_id=str(owner.pk))
