@@ -30,6 +30,9 @@ def open_from_index(page: Page, server: LiveServer, model: str) -> None:
 
 
 def options(select: Locator) -> list[str]:
+    """The values a select offers, once the page that has it is there (evaluate_all alone
+    would answer at once, for whatever page is still showing)."""
+    select.wait_for(state="attached")
     values = select.locator("option").evaluate_all("found => found.map(o => o.value)")
     return [str(value) for value in values]
 

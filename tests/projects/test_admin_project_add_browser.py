@@ -69,7 +69,8 @@ def test_it_shows_a_taken_slug_on_the_form_and_audits_it(admin_server: LiveServe
     page.select_option("#id_owner", label="olivia")
     page.click("input[name=_save]")
 
-    assert "is taken by another project" in page.locator(".field-slug .errorlist").inner_text()
+    problem = page.locator(".field-slug .errorlist").inner_text()
+    assert problem == "Another project already has this slug."
     assert server.run_python(
         "from audit.models import AuditEvent\n"
         "result = [[e.outcome, e.error_code, e.actor_label] for e in AuditEvent.objects"

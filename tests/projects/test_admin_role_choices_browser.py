@@ -32,8 +32,8 @@ def test_it_offers_an_admin_only_viewer_and_contributor(admin_server: LiveServer
     # The owner's membership: nothing to offer, so the page is read-only, with no delete.
     open_from_index(page, server, "Memberships")
     page.get_by_role("link", name="olivia", exact=True).click()
+    assert page.locator(".field-role .readonly").inner_text() == "Owner"  # waits for the page
     assert page.locator("#id_role").count() == 0
-    assert page.locator(".field-role .readonly").inner_text() == "Owner"
     assert page.locator("a.deletelink").count() == 0
     shoot(page, "membership-owner-read-only")
 
