@@ -40,6 +40,8 @@ def seal(request: HttpRequest, response: HttpResponse, *, key_id: uuid.UUID, sec
         raise ImproperlyConfigured("The API key page needs a server-side session engine.")
     one_time_key = Fernet.generate_key()
     sealed = Fernet(one_time_key).encrypt(json.dumps([str(key_id), secret]).encode())
+    for name in [name for name in request.session.keys() if name.startswith(_SESSION_PREFIX)]:
+        del request.session[name]  # a page never opened: its cookie is long gone
     request.session[_SESSION_PREFIX + str(key_id)] = one_time_key.decode()
     response.set_cookie(
         COOKIE,
