@@ -41,8 +41,9 @@ pytest: $(VENV)/.dev
 smoke: $(VENV)/.dev
 	$(PY) scripts/smoke_make_run.py
 
-# Node 22 and the MCP conformance suite in .tools/ (npm registry, pinned); without them
-# tests/mcp/test_conformance.py is skipped, except in CI.
+# Node 22, the MCP conformance suite, the TypeScript SDK (1.x, 2.x client) and the Inspector CLI
+# in .tools/ (npm registry, pinned by scripts/conformance/package-lock.json); without them
+# tests/mcp/test_conformance.py and test_typescript_clients.py are skipped, except in CI.
 conformance-tools:
 	scripts/install_conformance.sh
 
