@@ -89,11 +89,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
         stop_live_server(server, pg_name)
 
 
-def run_client(project: Project, name: str) -> tuple[list[dict[str, Any]], str]:
+def run_client(project: Project, name: str, home: Path) -> tuple[list[dict[str, Any]], str]:
     """The client's JSON lines, and a report (its stderr, the server's log) for failures."""
     client = CLIENTS[name]
     env = {
         **node_tools.env_with_node(),
+        "HOME": str(home),  # the Inspector keeps state in ~/.mcp-inspector: not the real home
         "HEYAIRA_MCP_URL": project.server.mcp_url,
         "HEYAIRA_API_KEY": project.owner_key,
         "HEYAIRA_VIEWER_API_KEY": project.viewer_key,
@@ -150,10 +151,10 @@ def failures(lines: list[dict[str, Any]]) -> list[str]:
 
 @pytest.mark.parametrize("name", list(CLIENTS))
 def test_the_client_calls_every_tool_and_reads_every_pinned_error(
-    project: Project, name: str
+    project: Project, name: str, tmp_path: Path
 ) -> None:
     node_tools.require(CLIENTS[name].needs)
-    lines, report = run_client(project, name)
+    lines, report = run_client(project, name, tmp_path)
     by_step = {line["step"]: line for line in lines}
 
     problems = failures(lines)
@@ -172,8 +173,10 @@ def test_the_client_calls_every_tool_and_reads_every_pinned_error(
     assert set(by_step["validation_error"]["error"]["fields"]) == {"rationale", "source"}
     assert by_step["write_context_mismatch"]["error"]["mismatched"] == ["instance"]
     assert by_step["invalid_transition"]["error"]["from_status"] == "todo"
-    if CLIENTS[name].era == "auto" and CLIENTS[name].script != "inspector_client.mjs":
-        assert by_step["tools/list"]["era"] == "modern", "auto must negotiate the 2026-07-28 era"
+    # The 2.x client and the Inspector speak the era asked for (auto: the 2026-07-28 one).
+    if CLIENTS[name].script != "ts_sdk_client.mjs":
+        wanted = "modern" if CLIENTS[name].era == "auto" else "legacy"
+        assert by_step["era"]["era"] == wanted
 
 
 def test_the_pinned_client_versions_are_the_ones_installed() -> None:

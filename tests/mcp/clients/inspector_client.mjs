@@ -67,13 +67,19 @@ async function request(apiKey, args) {
     throw new InspectorFailed(exitCode, envelopeOf(stderr), stderr);
 }
 
+// The CLI prints no era; results of the 2026-07-28 era carry the server's info in _meta.
+const MODERN_META = 'io.modelcontextprotocol/serverInfo';
+
 async function connect(apiKey) {
+    let lastCall = null;
     return {
+        era: () => (lastCall === null ? null : MODERN_META in (lastCall._meta ?? {}) ? 'modern' : 'legacy'),
         listTools: () => request(apiKey, ['--method', 'tools/list', '--strict']),
-        callTool: (name, args) => {
+        callTool: async (name, args) => {
             const pairs = Object.entries(args).map(([key, value]) => `${key}=${JSON.stringify(value)}`);
             const toolArgs = pairs.length > 0 ? ['--tool-arg', ...pairs] : [];
-            return request(apiKey, ['--method', 'tools/call', '--tool-name', name, ...toolArgs]);
+            lastCall = await request(apiKey, ['--method', 'tools/call', '--tool-name', name, ...toolArgs]);
+            return lastCall;
         },
         close: async () => {}
     };

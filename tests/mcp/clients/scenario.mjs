@@ -113,6 +113,8 @@ export async function runScenario({ connect, apiKey, viewerKey, run }) {
     const viewer = await connect(viewerKey);
     try {
         await steps(client, viewer, run);
+        // The protocol era the client ended up speaking ("legacy" or "modern"; null: no notion).
+        emit({ step: 'era', era: client.era?.() ?? null });
     } finally {
         await client.close();
         await viewer.close();
@@ -123,7 +125,7 @@ export async function runScenario({ connect, apiKey, viewerKey, run }) {
 async function listTools(client, step) {
     try {
         const listed = await client.listTools();
-        emit({ step, tools: listed.tools.map(tool => tool.name), era: client.era?.() ?? null, exception: null });
+        emit({ step, tools: listed.tools.map(tool => tool.name), exception: null });
     } catch (exception) {
         emit({ step, tools: [], exception: describeException(exception) });
     }
