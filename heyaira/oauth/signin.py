@@ -18,12 +18,12 @@ from django.views.csrf import csrf_failure as django_csrf_failure
 
 from audit.models import Outcome
 from heyaira.oauth import audit, throttle
-from heyaira.oauth.http import no_framing
+from heyaira.pages import people_page
 
 USERNAME_MAX_LENGTH = 150
 
 
-@method_decorator(no_framing, name="dispatch")
+@method_decorator(people_page, name="dispatch")
 class SignInView(LoginView):
     template_name = "oauth/sign_in.html"
 
