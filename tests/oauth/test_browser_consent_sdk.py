@@ -43,7 +43,7 @@ def provider_for(
         server_url=server.mcp_url,
         client_metadata=OAuthClientMetadata(
             client_name=CLIENT_NAME,
-            redirect_uris=[callback.redirect_uri],  # type: ignore[list-item]
+            redirect_uris=[callback.redirect_uri],
             grant_types=["authorization_code", "refresh_token"],
             token_endpoint_auth_method="none",
         ),

@@ -103,7 +103,9 @@ def test_it_shows_keyboard_focus_and_skips_to_the_content(server: LiveServer, ch
         "e => getComputedStyle(e).outlineStyle + ' ' + getComputedStyle(e).outlineWidth"
     )
     assert outline == "solid 3px"
-    assert skip.bounding_box()["x"] >= 0  # on screen once focused
+    box = skip.bounding_box()
+    assert box is not None
+    assert box["x"] >= 0  # on screen once focused
     page.keyboard.press("Enter")
     assert page.evaluate("document.activeElement.id") == "content"
     page.keyboard.press("Tab")
