@@ -93,6 +93,7 @@ class ChromiumPerson:
     password: str
     project_label: str = ""  # the consent page's label of the project to pick
     allow: bool = True
+    sign_in_urls: list[str] = field(default_factory=list)  # where the server sent us to sign in
     consent_html: list[str] = field(default_factory=list)  # every consent page seen
     posts: list[Request] = field(default_factory=list)  # every form POST the browser made
 
@@ -107,6 +108,7 @@ class ChromiumPerson:
         page = self.page
         await page.goto(authorization_url)
         if urlsplit(page.url).path == "/accounts/login/":
+            self.sign_in_urls.append(page.url)
             await page.get_by_label("Username").fill(self.username)
             await page.get_by_label("Password").fill(self.password)
             await page.get_by_role("button", name="Sign in").click()

@@ -10,7 +10,7 @@ whose query the callback_handler hands back to the SDK.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
@@ -139,6 +139,9 @@ def test_it_connects_the_sdk_through_chromium_and_calls_tools(asgi_server: LiveS
     assert identity["principal"]["role"] == "contributor"
     assert seen["note"]["kind"] == "note"
 
+    # The authorization request sent Chromium to sign in, with `next` leading back to it.
+    (sign_in_url,) = person.sign_in_urls
+    assert parse_qs(urlsplit(sign_in_url).query)["next"][0].startswith("/oauth/authorize/?")
     # The consent page offered both projects and said what the client asked for.
     consent = person.consent_html[0]
     assert CLIENT_NAME in consent

@@ -66,3 +66,9 @@ def test_it_sends_people_to_the_front_door_after_sign_in_and_sign_out(world: Wor
     signed_out = client.post("/accounts/logout/")
     assert signed_out["Location"] == "/"
     assert "Sign out" not in client.get("/").content.decode()
+
+
+def test_it_is_where_the_admins_view_site_link_goes(world: World, client: Client):
+    client.force_login(world.owner)
+    assert '<a href="/">View site</a>' in client.get("/admin/").content.decode()
+    assert client.get("/").status_code == 200
