@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from heyaira.pages import people_page
 from projects.access import Role
@@ -28,7 +28,7 @@ class ProjectRow:
     role: str
 
 
-@require_GET
+@require_safe
 @people_page
 def front_door(request: HttpRequest) -> HttpResponse:
     context: dict[str, object] = {

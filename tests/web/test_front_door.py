@@ -72,3 +72,8 @@ def test_it_is_where_the_admins_view_site_link_goes(world: World, client: Client
     client.force_login(world.owner)
     assert '<a href="/">View site</a>' in client.get("/admin/").content.decode()
     assert client.get("/").status_code == 200
+
+
+def test_it_answers_head_for_monitors_and_refuses_a_post(db, client: Client):
+    assert client.head("/").status_code == 200
+    assert client.post("/").status_code == 405
