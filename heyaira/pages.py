@@ -23,14 +23,17 @@ PAGE_POLICY = (
 REFERRER_POLICY = "same-origin"
 
 
+def with_page_headers(response: HttpResponse) -> HttpResponse:
+    response["Content-Security-Policy"] = PAGE_POLICY
+    response["X-Frame-Options"] = "DENY"
+    response["Referrer-Policy"] = REFERRER_POLICY
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def people_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        response = view(request, *args, **kwargs)
-        response["Content-Security-Policy"] = PAGE_POLICY
-        response["X-Frame-Options"] = "DENY"
-        response["Referrer-Policy"] = REFERRER_POLICY
-        response["Cache-Control"] = "no-store"
-        return response
+        return with_page_headers(view(request, *args, **kwargs))
 
     return wrapped

@@ -113,7 +113,8 @@ def test_it_refuses_a_consent_posted_from_another_origin(server: LiveServer, pag
     answer = posted.value
     assert answer.status == 403
     assert answer.request.headers["origin"] == attacker.rstrip("/")
-    assert "CSRF verification failed" in page.content()
+    assert page.get_by_role("heading", level=1).inner_text() == "This form could not be accepted"
+    assert "Origin checking failed" in page.get_by_role("main").inner_text()
     left = server.run_python(
         """
 from audit.models import AuditEvent
