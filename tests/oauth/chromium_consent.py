@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from mcp.shared.auth import AuthorizationCodeResult
-from playwright.async_api import Page, Request
+from playwright.async_api import Page, Request, Response
 
 
 @dataclass
@@ -96,13 +96,19 @@ class ChromiumPerson:
     sign_in_urls: list[str] = field(default_factory=list)  # where the server sent us to sign in
     consent_html: list[str] = field(default_factory=list)  # every consent page seen
     posts: list[Request] = field(default_factory=list)  # every form POST the browser made
+    answers: list[tuple[str, int]] = field(default_factory=list)  # (path, status) of each POST
 
     def __post_init__(self) -> None:
         self.page.on("request", self._note_post)
+        self.page.on("response", self._note_answer)
 
     def _note_post(self, request: Request) -> None:
         if request.method == "POST":
             self.posts.append(request)
+
+    def _note_answer(self, response: Response) -> None:
+        if response.request.method == "POST":
+            self.answers.append((urlsplit(response.url).path, response.status))
 
     async def redirect_handler(self, authorization_url: str) -> None:
         page = self.page

@@ -149,8 +149,8 @@ def test_it_connects_the_sdk_through_chromium_and_calls_tools(asgi_server: LiveS
     assert "Beta" in consent
     assert "Add memory, create and update tasks" in consent
 
-    # Chromium sent this site's own origin on both POSTs (sign-in, Allow)...
-    assert [urlsplit(p.url).path for p in person.posts] == ["/accounts/login/", "/oauth/authorize/"]
+    # Both POSTs (sign-in, Allow) carried this site's own origin and were redirected...
+    assert person.answers == [("/accounts/login/", 302), ("/oauth/authorize/", 302)]
     assert {p.headers.get("origin") for p in person.posts} == {server.url}
     # ...and the redirect carrying the code reached the client with no Referer.
     (arrival,) = person.callback.redirects
@@ -177,6 +177,7 @@ def test_it_gives_the_client_access_denied_and_no_token_on_deny(asgi_server: Liv
     person, seen = anyio.run(lambda: connect_and_work(server, allow=False))
 
     assert CLIENT_NAME in person.consent_html[0]
+    assert person.answers == [("/accounts/login/", 302), ("/oauth/authorize/", 302)]
     assert {p.headers.get("origin") for p in person.posts} == {server.url}
     refused = seen["refused"]
     assert refused.error == "access_denied"
