@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "continuity",
     "oauth2_provider",
     "heyaira.oauth",
+    "web",
 ]
 
 MIDDLEWARE = [
@@ -137,7 +138,10 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 # A refused CSRF check (a forged consent or sign-in POST) is audited, then answered as usual.
 CSRF_FAILURE_VIEW = "heyaira.oauth.signin.csrf_failure"
-LOGIN_REDIRECT_URL = "/admin/"
+# The front door: it shows everyone their projects, and links staff (owners, admins) to /admin/,
+# which would only refuse contributors and viewers.
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
