@@ -1,4 +1,4 @@
-"""The quick start's settings file, `var/quickstart.env`: random secrets made once, kept across runs.
+"""The quick start's settings file, `var/quickstart.env`: random secrets made once, then kept.
 
 `make run` writes it before anything else (`python -m heyaira.quickstart_env`): a random
 SECRET_KEY and HEYAIRA_API_KEY_PEPPER (generated on the first run only, so sessions and API keys

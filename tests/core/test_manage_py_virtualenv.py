@@ -51,4 +51,4 @@ def test_it_keeps_the_exit_status_of_the_command_it_ran_again(tmp_path: Path):
         check=False,
     )
     assert done.returncode == 1
-    assert "There is no system check with the 'no-such-tag' tag" in done.stderr
+    assert 'There is no system check with the "no-such-tag" tag' in done.stderr
