@@ -2,7 +2,8 @@
 
 `make run` writes it before anything else (`python -m heyaira.quickstart_env`): a random
 SECRET_KEY and HEYAIRA_API_KEY_PEPPER (generated on the first run only, so sessions and API keys
-survive a restart), DEBUG=true, and the public URL of the latest `make run`. The settings read it
+survive a restart), DEBUG=true, and the public URL and DATABASE_URL of the latest `make run`, so
+that `python manage.py ...` afterwards works on the database that run served. The settings read it
 as defaults only: a variable set in the environment always wins, and when the environment turns
 DEBUG off the file is ignored altogether, so a production start never runs on quick-start secrets
 and still refuses to start without real ones.
@@ -60,14 +61,18 @@ def read(file: Path) -> dict[str, str]:
     return values
 
 
-def write(file: Path, *, public_url: str) -> dict[str, str]:
-    """Create or update the file: secrets kept when present, DEBUG and the public URL refreshed."""
+def write(file: Path, *, public_url: str, database_url: str | None = None) -> dict[str, str]:
+    """Create or update the file: secrets kept when present; DEBUG, the public URL and the
+    database refreshed (no DATABASE_URL: the settings' default SQLite file)."""
     values = read(file)
     for name in SECRET_NAMES:
         if not values.get(name):
             values[name] = secrets.token_urlsafe(48)
     values["DEBUG"] = "true"
     values["HEYAIRA_PUBLIC_URL"] = public_url
+    values.pop("DATABASE_URL", None)
+    if database_url:
+        values["DATABASE_URL"] = database_url
     body = HEADER + "".join(f"{name}={value}\n" for name, value in values.items())
     file.parent.mkdir(parents=True, exist_ok=True)
     # Written beside the target with 0600 from the start, then renamed over it: the secrets are
@@ -83,7 +88,7 @@ def write(file: Path, *, public_url: str) -> dict[str, str]:
 def main() -> None:
     file = path()
     public_url = os.environ.get("HEYAIRA_PUBLIC_URL") or "http://127.0.0.1:8000"
-    write(file, public_url=public_url)
+    write(file, public_url=public_url, database_url=os.environ.get("DATABASE_URL"))
     print(f"HeyAira: quick-start settings in {file}", file=sys.stderr)
 
 

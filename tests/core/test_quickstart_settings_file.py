@@ -24,7 +24,14 @@ def _manage(file: Path, *args: str, **env: str) -> subprocess.CompletedProcess[s
     clean = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("DEBUG", "SECRET_KEY", "HEYAIRA_API_KEY_PEPPER", "HEYAIRA_PUBLIC_URL")
+        if k
+        not in (
+            "DEBUG",
+            "SECRET_KEY",
+            "HEYAIRA_API_KEY_PEPPER",
+            "HEYAIRA_PUBLIC_URL",
+            "DATABASE_URL",
+        )
         and not k.startswith(("PYTEST", "DJANGO_"))
     }
     return subprocess.run(
@@ -48,6 +55,7 @@ def test_it_makes_random_secrets_once_in_a_private_file(tmp_path: Path):
     assert len(first["SECRET_KEY"]) >= 50
     assert first["SECRET_KEY"] != first["HEYAIRA_API_KEY_PEPPER"]
     assert quickstart_env.read(file)["HEYAIRA_PUBLIC_URL"] == "http://127.0.0.1:8123"
+    assert "DATABASE_URL" not in quickstart_env.read(file)
     other = quickstart_env.write(tmp_path / "other.env", public_url="http://127.0.0.1:8000")
     assert other["SECRET_KEY"] != first["SECRET_KEY"]
 
@@ -63,6 +71,17 @@ def test_manage_py_after_make_run_runs_with_the_files_settings(tmp_path: Path):
         values["HEYAIRA_API_KEY_PEPPER"],
         "http://127.0.0.1:8765",
     ]
+
+
+def test_manage_py_uses_the_database_of_the_latest_make_run(tmp_path: Path):
+    file = tmp_path / "quickstart.env"
+    show = "from django.conf import settings; print(settings.DATABASES['default']['NAME'])"
+    quickstart_env.write(file, public_url="http://x.test", database_url=f"sqlite:///{tmp_path}/a")
+    done = _manage(file, "shell", "-c", show)
+    assert done.stdout.splitlines()[-1] == f"{tmp_path}/a", done.stderr
+    quickstart_env.write(file, public_url="http://x.test")
+    done = _manage(file, "shell", "-c", show)
+    assert done.stdout.splitlines()[-1] == str(ROOT / "var" / "heyaira.sqlite3"), done.stderr
 
 
 def test_the_environment_wins_over_the_file(tmp_path: Path):
