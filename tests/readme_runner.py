@@ -41,6 +41,66 @@ COMMAND_START = re.compile(
     r"^(python3? |make( |$)|\.venv/bin/|\./|createdb |dropdb |psql |gunicorn |pg_dump |"
     r"pg_restore |sqlite3 |claude |codex |npx |git |curl )"
 )
+URL = "http://127.0.0.1:8000"  # the quick start's address, free inside the sandbox
+# What runs inside the namespace to reach its 127.0.0.1: plain urllib, as any client would.
+PROBE = r"""
+import http.cookiejar, json, re, time, urllib.error, urllib.parse, urllib.request
+
+def lower(headers):
+    return {name.lower(): value for name, value in headers.items()}
+
+def fetch(url, data=None, headers=None, opener=None):
+    request = urllib.request.Request(url, data=data, headers=headers or {})
+    try:
+        with (opener or urllib.request.build_opener()).open(request, timeout=20) as answer:
+            return answer.status, lower(answer.headers), answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, lower(error.headers), error.read().decode()
+
+def healthz(url, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return fetch(url + "/healthz")[2]
+        except OSError:
+            time.sleep(0.3)
+    return None
+
+def tool(url, key, name, arguments):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               "MCP-Protocol-Version": "2025-11-25"}
+    if key:
+        headers["Authorization"] = "Bearer " + key
+    status, head, text = fetch(url + "/mcp", json.dumps(body).encode(), headers)
+    return {"status": status, "challenge": head.get("www-authenticate", ""),
+            "body": json.loads(text) if text.startswith("{") else text}
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+
+def sign_in(url, username, password):
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
+    page = fetch(url + "/accounts/login/?next=/admin/", opener=opener)[2]
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    form = urllib.parse.urlencode({"csrfmiddlewaretoken": token, "username": username,
+                                   "password": password, "next": "/admin/"}).encode()
+    status, head, _ = fetch(url + "/accounts/login/", form, {"Origin": url}, opener)
+    return {"status": status, "location": head.get("location", ""),
+            "cookie": "; ".join(f"{c.name}={c.value}" for c in jar)}
+
+def admin(url, cookie):
+    opener = urllib.request.build_opener(NoRedirect)
+    status, head, _ = fetch(url + "/admin/", headers={"Cookie": cookie}, opener=opener)
+    return {"status": status, "location": head.get("location", "")}
+
+def main(action, **arguments):
+    return globals()[action](**arguments)
+"""
+
 # Settings a fresh machine does not have; the sandbox's commands never inherit the suite's.
 _FOREIGN = ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CACHE_URL", "LOG_LEVEL", "STATIC_ROOT")
 _FOREIGN_PREFIXES = ("HEYAIRA_", "DATABASE_", "DJANGO_", "PYTEST", "VIRTUAL_ENV", "PG")
