@@ -74,6 +74,13 @@ ALICE_KEY = (
 )
 PURGE = "python manage.py purge_idempotency"
 CHANGE_PASSWORD = "python manage.py changepassword owner"
+# docs/operating.md's recipes that a quick-start clone can run as written.
+DOCS = REPO / "docs" / "operating.md"
+BACKUP = 'sqlite3 var/heyaira.sqlite3 ".backup var/heyaira-backup.sqlite3"'
+RESTORE = (
+    "cp var/heyaira-backup.sqlite3 var/heyaira.sqlite3",
+    "rm -f var/heyaira.sqlite3-wal var/heyaira.sqlite3-shm",
+)
 
 # Every command the README shows, and how this test covers it.
 COVERAGE: dict[str, str] = {
@@ -119,6 +126,12 @@ def test_ci_runs_the_readme_make_test_lines_exactly():
     for command, kind in COVERAGE.items():
         if kind == CI:
             assert command.split("#")[0].strip() in lines, command
+
+
+def test_the_operating_guide_still_shows_the_recipes_run_here():
+    shown = readme_commands(DOCS.read_text())
+    for command in (CHANGE_PASSWORD, BACKUP, *RESTORE):
+        assert command in shown, command
 
 
 def synopsis_pattern(synopsis: str) -> re.Pattern[str]:
@@ -226,6 +239,17 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
         PROBE, action="sign_in", url=URL, username="owner", password=new_password
     )
     assert signed_in["status"] == 302, signed_in
+
+    # The SQLite backup while serving, a change, then the restore: the change is gone.
+    ok(box, BACKUP)
+    later = 'python manage.py create_project later --name "After the backup" --owner owner'
+    ok(box, later)
+    stop(server)
+    for command in RESTORE:
+        ok(box, command)
+    server = serving(box, "make run", tmp_path / "make-run-restored.log")
+    assert identity(box, key)["project"]["slug"] == "demo"
+    ok(box, later)  # refused, were the project still there
     stop(server)
 
     # The production command, as typed right after the quick start (its file gives the settings).
@@ -252,9 +276,10 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     assert refusal.returncode != 0, refusal
     assert "SECRET_KEY must be set" in refusal.stderr, refusal
 
-    for command, kind in COVERAGE.items():
-        if kind in (SERVER, RUN, ASKS):
-            assert command in box.ran, f"never ran: {command}"
+    for command in [c for c, kind in COVERAGE.items() if kind in (SERVER, RUN, ASKS)]:
+        assert command in box.ran, f"never ran: {command}"
+    for command in (BACKUP, *RESTORE):
+        assert command in box.ran, f"never ran: {command}"
 
 
 @pytest.mark.skipif(
