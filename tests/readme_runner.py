@@ -106,7 +106,12 @@ _FOREIGN = ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CACHE_URL", "LOG_LEVEL", "S
 _FOREIGN_PREFIXES = ("HEYAIRA_", "DATABASE_", "DJANGO_", "PYTEST", "VIRTUAL_ENV", "PG")
 
 
-def readme_commands(markdown: str, *, shell_infos: tuple[str, ...] = ("sh",)) -> list[str]:
+SHELL_BLOCKS = ("sh", "bash", "shell")
+# Blocks that hold no commands: output, configuration files, code.
+OTHER_BLOCKS = ("text", "json", "toml", "nginx", "ini", "python")
+
+
+def readme_commands(markdown: str, *, shell_infos: tuple[str, ...] = SHELL_BLOCKS) -> list[str]:
     """Every command line of every shell block, continuation lines joined; comments kept."""
     commands: list[str] = []
     info: str | None = None
@@ -241,6 +246,7 @@ class Sandbox:
             time.sleep(0.05)
         subprocess.run(self.enter(["ip", "link", "set", "lo", "up"]), check=True)
         self.ran: list[str] = []
+        self.servers: list[Server] = []
 
     def enter(self, argv: list[str]) -> list[str]:
         return ["nsenter", f"--net=/proc/{self.keeper.pid}/ns/net", "--", *argv]
@@ -325,7 +331,9 @@ class Sandbox:
         )
         output.close()
         self.ran.append(command)
-        return Server(command, process, log)
+        server = Server(command, process, log)
+        self.servers.append(server)
+        return server
 
     def python(self, code: str, **arguments: Any) -> Any:
         """Run Python inside the namespace (to reach its 127.0.0.1); `code` defines main(**args)
@@ -343,6 +351,9 @@ class Sandbox:
         return json.loads(done.stdout.splitlines()[-1])
 
     def close(self) -> None:
+        # A failed assertion may leave a server running: stop them all with the namespace.
+        for server in self.servers:
+            stop(server)
         self.keeper.kill()
         self.keeper.wait()
 
