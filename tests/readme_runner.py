@@ -5,7 +5,8 @@
   as it is, not only the last commit) into an empty directory. Its `.venv` is a shim onto the
   suite's own virtualenv (bin/ and lib/ linked, fresh `.runtime`/`.dev` markers), so `make run`
   finds its install done instead of spending minutes on pip: installing is pip's job, the rest
-  (venv Python, migrate, quickstart, uvicorn) runs for real.
+  (venv Python, migrate, quickstart, uvicorn) runs for real. HEYAIRA_README_REAL_INSTALL=1
+  installs it for real instead, with make's own rule.
 - `Sandbox` holds a network namespace (`unshare --net`): inside it 127.0.0.1:8000 and :5432 are
   free, so commands that name those ports run exactly as written, beside whatever else this
   machine runs, and reach nothing outside.
@@ -161,7 +162,12 @@ def inline_commands(markdown: str) -> list[str]:
     return [span for span in spans if COMMAND_START.match(span)]
 
 
-def fresh_clone(target: Path) -> Path:
+# Set to 1 to install .venv for real (make's own rule, pip from the package index) instead of
+# the shim: minutes instead of seconds, so not the default.
+REAL_INSTALL = os.environ.get("HEYAIRA_README_REAL_INSTALL") == "1"
+
+
+def fresh_clone(target: Path, *, real_install: bool = REAL_INSTALL) -> Path:
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
         cwd=REPO,
@@ -175,7 +181,18 @@ def fresh_clone(target: Path) -> Path:
         destination = target / name
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, destination)
-    _venv_shim(target / ".venv")
+    if real_install:
+        # make's install rule, run before the sandbox: pip needs the network the sandbox lacks.
+        subprocess.run(
+            ["make", "--no-print-directory", ".venv/.runtime"],
+            cwd=target,
+            env=fresh_environment(),
+            check=True,
+            capture_output=True,
+            timeout=1200,
+        )
+    else:
+        _venv_shim(target / ".venv")
     return target
 
 
