@@ -104,6 +104,8 @@ def main(action, **arguments):
 
 # Settings a fresh machine does not have; the sandbox's commands never inherit the suite's.
 _FOREIGN = ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CACHE_URL", "LOG_LEVEL", "STATIC_ROOT")
+# ... nor the outer `make test`'s own state (its jobserver, its level).
+_FOREIGN += ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")
 _FOREIGN_PREFIXES = ("HEYAIRA_", "DATABASE_", "DJANGO_", "PYTEST", "VIRTUAL_ENV", "PG")
 
 
@@ -227,7 +229,8 @@ def sandbox_available() -> bool:
     probe = subprocess.run(
         ["unshare", "--net", "true"], capture_output=True, check=False, timeout=30
     )
-    return probe.returncode == 0 and shutil.which("nsenter") is not None
+    tools = all(shutil.which(tool) for tool in ("nsenter", "ip", "bash", "make"))
+    return probe.returncode == 0 and tools
 
 
 @dataclass
