@@ -17,9 +17,12 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 	touch $@
 
 # The quick start: SQLite in var/, DEBUG on, an owner account and a demo project on first run.
+# var/quickstart.env keeps its random secrets (made once) so that sessions and API keys survive a
+# restart and `python manage.py ...` afterwards runs with the same settings.
 run: export DEBUG ?= true
 run: export HEYAIRA_PUBLIC_URL ?= http://$(HOST):$(PORT)
 run: $(VENV)/.runtime
+	$(PY) -m heyaira.quickstart_env
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py quickstart
