@@ -103,9 +103,19 @@ def main(action, **arguments):
 """
 
 # Settings a fresh machine does not have; the sandbox's commands never inherit the suite's.
-_FOREIGN = ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CACHE_URL", "LOG_LEVEL", "STATIC_ROOT")
-# ... nor the outer `make test`'s own state (its jobserver, its level).
-_FOREIGN += ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")
+_FOREIGN: tuple[str, ...] = (
+    "DEBUG",
+    "SECRET_KEY",
+    "ALLOWED_HOSTS",
+    "CACHE_URL",
+    "LOG_LEVEL",
+    "STATIC_ROOT",
+    # ... nor the outer `make test`'s own state (its jobserver, its level).
+    "MAKEFLAGS",
+    "MAKELEVEL",
+    "MFLAGS",
+    "MAKEOVERRIDES",
+)
 _FOREIGN_PREFIXES = ("HEYAIRA_", "DATABASE_", "DJANGO_", "PYTEST", "VIRTUAL_ENV", "PG")
 
 
