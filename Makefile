@@ -17,9 +17,12 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 	touch $@
 
 # The quick start: SQLite in var/, DEBUG on, an owner account and a demo project on first run.
+# var/quickstart.env keeps its random secrets (made once) so that sessions and API keys survive a
+# restart and `python manage.py ...` afterwards runs with the same settings.
 run: export DEBUG ?= true
 run: export HEYAIRA_PUBLIC_URL ?= http://$(HOST):$(PORT)
 run: $(VENV)/.runtime
+	$(PY) -m heyaira.quickstart_env
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py quickstart
@@ -41,8 +44,9 @@ pytest: $(VENV)/.dev
 smoke: $(VENV)/.dev
 	$(PY) scripts/smoke_make_run.py
 
-# Node 22 and the MCP conformance suite in .tools/ (npm registry, pinned); without them
-# tests/mcp/test_conformance.py is skipped, except in CI.
+# Node 22, the MCP conformance suite, the TypeScript SDK (1.x, 2.x client) and the Inspector CLI
+# in .tools/ (npm registry, pinned by scripts/conformance/package-lock.json); without them
+# tests/mcp/test_conformance.py and test_typescript_clients.py are skipped, except in CI.
 conformance-tools:
 	scripts/install_conformance.sh
 

@@ -7,6 +7,7 @@ production must never turn into a silent default.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -30,8 +31,31 @@ def env_str(name: str, default: str | None = None) -> str:
     return value
 
 
+def apply_debug_defaults(values: Mapping[str, str], *, source: str) -> bool:
+    """Use `values` (the quick start's file) for variables the environment leaves unset, but only
+    when DEBUG ends up on: the environment's DEBUG wins, else the file's. Returns whether applied.
+
+    Production (DEBUG off) therefore never starts on quick-start secrets, even beside a stale file.
+    """
+    if not values:
+        return False
+    if os.environ.get("DEBUG"):
+        debug = env_bool("DEBUG", False)
+    else:
+        debug = _parse_bool(f"DEBUG in {source}", values.get("DEBUG", ""), False)
+    if not debug:
+        return False
+    for name, value in values.items():
+        if not os.environ.get(name):
+            os.environ[name] = value
+    return True
+
+
 def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
+    return _parse_bool(name, os.environ.get(name), default)
+
+
+def _parse_bool(name: str, raw: str | None, default: bool) -> bool:
     if raw is None or raw == "":
         return default
     word = raw.strip().lower()

@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from heyaira import quickstart_env
 from heyaira.envconfig import (
     ConfigError,
+    apply_debug_defaults,
     cache_from_url,
     database_from_url,
     env_bool,
@@ -23,9 +25,18 @@ from heyaira.envconfig import (
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
+# After `make run`, var/quickstart.env holds its random secrets, DEBUG=true and its public URL:
+# `python manage.py ...` then runs against the same secrets. Defaults only; ignored with DEBUG off.
+try:
+    _quickstart_file = quickstart_env.path()
+    apply_debug_defaults(quickstart_env.read(_quickstart_file), source=str(_quickstart_file))
+except quickstart_env.QuickstartFileError as error:
+    raise ConfigError(str(error)) from None
+
 DEBUG = env_bool("DEBUG", False)
 
-# Development-only fallbacks: with DEBUG off every secret must come from the environment.
+# Development-only fallbacks (DEBUG on without the quick start's file, as for mypy): with DEBUG
+# off every secret must come from the environment.
 _DEV_SECRET_KEY = "insecure-development-only-secret-key-change-me-0123456789"  # noqa: S105
 _DEV_API_KEY_PEPPER = "insecure-development-only-api-key-pepper-0123456789abcdef"
 SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET_KEY if DEBUG else None)
@@ -71,6 +82,7 @@ INSTALLED_APPS = [
     "continuity",
     "oauth2_provider",
     "heyaira.oauth",
+    "web",
 ]
 
 MIDDLEWARE = [
@@ -137,7 +149,10 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/accounts/login/"
 # A refused CSRF check (a forged consent or sign-in POST) is audited, then answered as usual.
 CSRF_FAILURE_VIEW = "heyaira.oauth.signin.csrf_failure"
-LOGIN_REDIRECT_URL = "/admin/"
+# The front door: it shows everyone their projects, and links staff (owners, admins) to /admin/,
+# which would only refuse contributors and viewers.
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
 from heyaira import views
@@ -8,7 +9,10 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/login/", SignInView.as_view(), name="login"),
+    path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("api/v1/", include("continuity.api.urls")),
     # OAuth: discovery documents at the origin root, endpoints under /oauth/ (DESIGN section 6).
     path("", include("heyaira.oauth.urls")),
+    # The pages people use: the front door at /.
+    path("", include("web.urls")),
 ]

@@ -62,6 +62,8 @@ def main() -> None:
             **{k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG")},
             "DATABASE_URL": f"sqlite:///{workdir}/quickstart.sqlite3",
             "HEYAIRA_PUBLIC_URL": url,
+            # The quick start's secrets file goes with the scratch database, not into var/.
+            "HEYAIRA_QUICKSTART_ENV": f"{workdir}/quickstart.env",
         }
         env.pop("ALLOWED_HOSTS", None)
         env.pop("HEYAIRA_MCP_ALLOWED_ORIGINS", None)
@@ -90,12 +92,12 @@ def smoke(env: dict[str, str], url: str, password: str) -> None:
     oauth += ["--project", "demo", "--mode", "legacy", "--mode-b", "auto"]
     print("== over OAuth, with headless consent", flush=True)
     subprocess.run(oauth, cwd=REPO, env=env, check=True)
-    manage_env = {**env, "DEBUG": "true"}
+    # No DEBUG here: manage.py takes it, and the secrets, from the file `make run` wrote.
     keys = [
         subprocess.run(
             [python, "manage.py", "create_api_key", "demo", "--user", "owner", "--label", label],
             cwd=REPO,
-            env=manage_env,
+            env=env,
             capture_output=True,
             text=True,
             check=True,

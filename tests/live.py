@@ -8,7 +8,9 @@ and talk to the server over HTTP.
 
 `ConsentBrowser` plays the person for the MCP SDK's OAuthClientProvider: its redirect_handler
 follows the authorization URL through sign-in and the consent form, and its callback_handler
-returns the code from the final redirect. Usage (see tests/oauth/test_end_to_end_sdk.py):
+returns the code from the final redirect. It posts the forms over HTTP, which is fast; the real
+path, a person in headless Chromium, is tests/oauth/test_browser_consent_sdk.py (with
+tests/oauth/chromium_consent.py). Usage (see tests/oauth/test_end_to_end_sdk.py):
 
     browser = ConsentBrowser(username="olivia", password="...", project_slug="alpha")
     provider = OAuthClientProvider(server_url=server.url + "/mcp", client_metadata=...,

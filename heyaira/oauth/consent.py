@@ -22,9 +22,10 @@ from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
 from audit.models import Outcome
 from heyaira.oauth import audit
-from heyaira.oauth.http import no_framing, with_iss
+from heyaira.oauth.http import with_iss
 from heyaira.oauth.models import Application
 from heyaira.oauth.policy import cap_scopes, default_resource, resource_label, scope_description
+from heyaira.pages import people_page
 from projects.access import Role
 from projects.models import Membership, Project
 
@@ -90,7 +91,7 @@ class ConsentForm(AllowForm):
         ]
 
 
-@method_decorator(no_framing, name="dispatch")
+@method_decorator(people_page, name="dispatch")
 class ConsentView(AuthorizationView):
     template_name = "oauth/consent.html"
     form_class = ConsentForm

