@@ -40,8 +40,11 @@ def seal(request: HttpRequest, response: HttpResponse, *, key_id: uuid.UUID, sec
         raise ImproperlyConfigured("The API key page needs a server-side session engine.")
     one_time_key = Fernet.generate_key()
     sealed = Fernet(one_time_key).encrypt(json.dumps([str(key_id), secret]).encode())
-    for name in [name for name in request.session.keys() if name.startswith(_SESSION_PREFIX)]:
-        del request.session[name]  # a page never opened: its cookie is long gone
+    # A page never opened leaves its entry behind (its cookie is long gone): drop it.
+    names = list(request.session.keys())  # a session has keys() but is not iterable
+    for name in names:
+        if name.startswith(_SESSION_PREFIX):
+            del request.session[name]
     request.session[_SESSION_PREFIX + str(key_id)] = one_time_key.decode()
     response.set_cookie(
         COOKIE,

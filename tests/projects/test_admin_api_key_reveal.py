@@ -60,3 +60,13 @@ def test_it_shows_nothing_to_the_cookie_in_another_session(world: World):
 def test_it_shows_the_page_only_to_those_who_manage_the_project(world: World):
     url, _ = create(signed_in(world.owner), world)
     assert signed_in(world.outsider).get(url).status_code == 404  # beta's owner
+
+
+def test_it_keeps_no_entry_for_a_page_never_opened(world: World):
+    browser = signed_in(world.owner)
+    create(browser, world)  # its page never opened
+    url, _ = create(browser, world)
+    entries = [name for name in browser.session.keys() if "api_key_reveal" in name]  # noqa: SIM118
+    assert len(entries) == 1
+    assert SECRET.search(browser.get(url).content.decode())
+    assert not [name for name in browser.session.keys() if "api_key_reveal" in name]  # noqa: SIM118
