@@ -173,12 +173,6 @@ class Caller:
             return self.credential.kind in FIRST_PARTY_CREDENTIALS
         return self.missing_scope(capability) is None
 
-    def grantable_roles(self) -> list[Role]:
-        """The roles this caller may give, change or take away in its project."""
-        if self.credential.kind not in FIRST_PARTY_CREDENTIALS:
-            return []
-        return roles_grantable_by(self.role)
-
     def require(self, capability: Capability) -> None:
         if self.can(capability):
             return
