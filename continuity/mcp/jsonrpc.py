@@ -122,6 +122,9 @@ def check_message(message: Any) -> Refusal | None:
         # section 4.1), so a bad id is an error, not a silent 202.
         return _invalid("id must be a string or an integer.")
     request_id = message.get("id")
+    if "result" in message or "error" in message:
+        # Neither a request nor a response; the SDK would take it for a response (202).
+        return _invalid("A request has no result or error member.", request_id)
     if not isinstance(message["method"], str):
         return _invalid("method must be a string.", request_id)
     if "params" in message and not isinstance(message["params"], dict):
@@ -191,11 +194,12 @@ def _check_accept(values: list[str]) -> Refusal | None:
 
 
 def _normalized(headers: RawHeaders) -> RawHeaders:
-    """The headers the SDK sees: one canonical Content-Type, and Accept folded into one header
-    (the SDK reads only the first of each), so it cannot decide differently from this module."""
-    accept = ", ".join(_values(headers, b"accept"))
+    """The headers the SDK sees: one canonical Content-Type and Accept (the SDK reads only the
+    first of each), so it cannot decide differently from this module. Accept is exactly JSON:
+    the endpoint never streams, and the SDK would open an event stream for a 2026-era
+    `subscriptions/listen` that this transport cannot serve (it answers 406 instead)."""
     kept = [(k, v) for k, v in headers if k.lower() not in (b"content-type", b"accept")]
-    return [*kept, (b"content-type", JSON.encode()), (b"accept", accept.encode("latin-1"))]
+    return [*kept, (b"content-type", JSON.encode()), (b"accept", JSON.encode())]
 
 
 def _values(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> list[str]:
