@@ -111,7 +111,9 @@ class HttpSender:
 def target_of(sender: HttpSender, api_key: str) -> fuzzing.Target:
     tools = sender.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, api_key)
     call = {"name": "server_identity", "arguments": {}}
-    identity = sender.post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}, api_key)
+    identity = sender.post(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}, api_key
+    )
     parts = urlsplit(sender.url)
     return fuzzing.Target(
         host=parts.netloc,
