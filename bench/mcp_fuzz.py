@@ -78,9 +78,9 @@ class HttpSender:
             request.method, self.url, content=request.body, headers=list(request.headers)
         )
         sent = {name.lower() for name, _ in request.headers}
-        for default in ("accept", "accept-encoding", "user-agent"):
-            if default not in sent and default in built.headers:
-                del built.headers[default]
+        for default in (b"accept", b"accept-encoding", b"user-agent"):
+            if default not in sent and default.decode() in built.headers:
+                del built.headers[default.decode()]
         try:
             response = self.http.send(built)
         except httpx2.HTTPError as error:

@@ -67,7 +67,7 @@ class Target:
 @dataclass(frozen=True)
 class FuzzRequest:
     method: str
-    headers: tuple[tuple[str, bytes], ...]
+    headers: tuple[tuple[bytes, bytes], ...]
     body: bytes
     kind: str  # which generator made the body, for the report
     expects_answer: bool  # a JSON object with a method and an id: a request, never a 202
@@ -437,9 +437,9 @@ def bodies(draw: st.DrawFn, target: Target, message: dict[str, Any]) -> tuple[st
         text = _encode(_with_placeholder(message))
         return kind, text.replace(f'"{PLACEHOLDER}"'.encode(), nested.encode(), 1)
     if kind == "encoding":
-        text = json.dumps(_with_placeholder(message), ensure_ascii=False)
-        text = text.replace(PLACEHOLDER, draw(st.sampled_from(["é", "Ωmega", "ÿ", "€", "x"])))
-        return kind, text.encode(draw(st.sampled_from(ENCODINGS)), "replace")
+        source = json.dumps(_with_placeholder(message), ensure_ascii=False)
+        source = source.replace(PLACEHOLDER, draw(st.sampled_from(["é", "Ωmega", "ÿ", "€", "x"])))
+        return kind, source.encode(draw(st.sampled_from(ENCODINGS)), "replace")
     if kind == "invalid-utf8":
         raw = draw(st.sampled_from(INVALID_UTF8))
         return kind, _encode(_with_placeholder(message)).replace(PLACEHOLDER.encode(), raw)
@@ -553,7 +553,7 @@ def requests(draw: st.DrawFn, target: Target) -> FuzzRequest:
         method = draw(st.sampled_from(("GET", "DELETE", "PUT", "PATCH", "OPTIONS")))
     return FuzzRequest(
         method=method,
-        headers=tuple((name, value.encode("latin-1")) for name, value in headers.items()),
+        headers=tuple((name.encode(), value.encode("latin-1")) for name, value in headers.items()),
         body=body,
         kind=kind,
         expects_answer=is_request(body),

@@ -43,10 +43,10 @@ class InProcessServer:
             request.method, "/mcp", content=request.body, headers=list(request.headers)
         )
         sent = {name.lower() for name, _ in request.headers}
-        for default in ("accept", "accept-encoding", "user-agent"):
+        for default in (b"accept", b"accept-encoding", b"user-agent"):
             # httpx adds these by default; a fuzzed request has exactly the headers it names.
-            if default not in sent and default in built.headers:
-                del built.headers[default]
+            if default not in sent and default.decode() in built.headers:
+                del built.headers[default.decode()]
         response = await self.http.send(built)
         return Answer(
             status=response.status_code,
