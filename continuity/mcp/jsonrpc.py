@@ -11,7 +11,8 @@ notification and got 202). So the endpoint checks, in order:
   without recursion; invalid UTF-8, JSON that is not JSON, nesting deeper than MAX_DEPTH or a
   number out of range is -32700 Parse error;
 - the message: one JSON-RPC 2.0 object (no batches: MCP dropped them in 2025-06-18); a request's
-  id is a string or an integer, its method a string, its params an object; anything else is
+  id is a string or an integer, its method a string without control characters, its params an
+  object, and it has no result or error member; anything else is
   -32600 Invalid Request (-32602 for params that are not an object).
 
 Every refusal is a JSON-RPC error object with HTTP 400 (415, 406), as the SDK answers its own
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -38,6 +40,7 @@ JSON = "application/json"
 _BOM = b"\xef\xbb\xbf"
 _UTF8 = frozenset({"utf-8", "utf8"})
 _ACCEPTS_JSON = frozenset({"*/*", "application/*", JSON})
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 RawHeaders = list[tuple[bytes, bytes]]
 
 
@@ -127,6 +130,9 @@ def check_message(message: Any) -> Refusal | None:
         return _invalid("A request has no result or error member.", request_id)
     if not isinstance(message["method"], str):
         return _invalid("method must be a string.", request_id)
+    if _CONTROL.search(message["method"]):
+        # No MCP method has one, and the SDK writes method names into its log lines.
+        return _invalid("method must not contain control characters.", request_id)
     if "params" in message and not isinstance(message["params"], dict):
         return Refusal(400, INVALID_PARAMS, "params must be an object.", request_id)
     return None

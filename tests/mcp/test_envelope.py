@@ -85,6 +85,7 @@ def test_it_refuses_a_request_whose_id_is_not_a_string_or_an_integer(mcp, reques
         b'{"jsonrpc":"1.0","id":1,"method":"ping"}',
         b'{"id":1,"method":"ping"}',
         b'{"jsonrpc":"2.0","id":1,"method":7}',
+        b'{"jsonrpc":"2.0","id":1,"method":"ping\\u0000\\nforged log line"}',
         b'{"jsonrpc":"2.0","id":1}',
         b'"ping"',
     ],
