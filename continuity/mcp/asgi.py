@@ -72,25 +72,61 @@ class McpEndpoint:
             return
         token = current_caller.set(caller)
         try:
-            await self.manager.handle_request(
-                {**scope, "headers": envelope.headers},
-                _replay(envelope.body),
-                jsonrpc.json_refusals(send),
-            )
+            await self._serve(scope, envelope, send)
         finally:
             current_caller.reset(token)
 
+    async def _serve(
+        self, scope: Scope, checked: jsonrpc.Envelope | jsonrpc.Batch, send: Send
+    ) -> None:
+        """The SDK answers each message; a batch's answers are gathered into one array."""
+        if isinstance(checked, jsonrpc.Envelope):
+            await self._dispatch(scope, checked, jsonrpc.json_refusals(send))
+            return
 
-async def _require_scope_for_tool(caller: Caller, envelope: jsonrpc.Envelope) -> None:
+        async def one(envelope: jsonrpc.Envelope) -> bytes:
+            captured = _Captured()
+            await self._dispatch(scope, envelope, jsonrpc.json_refusals(captured.send))
+            return captured.body
+
+        body = await jsonrpc.serve_batch(checked, one)
+        await _respond(send, 200 if body else 202, body)
+
+    async def _dispatch(self, scope: Scope, envelope: jsonrpc.Envelope, send: Send) -> None:
+        await self.manager.handle_request(
+            {**scope, "headers": envelope.headers}, _replay(envelope.body), send
+        )
+
+
+class _Captured:
+    """An ASGI send that keeps the response body (one batch element's answer)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.body":
+            self.chunks.append(message.get("body", b""))
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+async def _require_scope_for_tool(
+    caller: Caller, checked: jsonrpc.Envelope | jsonrpc.Batch
+) -> None:
     """Step-up: a tools/call the role allows but the credential's scopes do not is an HTTP 403
-    with a challenge, decided and audited by projects.stepup exactly as REST does."""
-    spec = TOOLS.get(envelope.tool_name or "")
-    if spec is None:
-        return
-    refusal = stepup.shortfall(caller, spec.capability)
-    if refusal is not None:
-        await run_orm(stepup.refuse, caller, spec.name, refusal)
-        raise authn.step_up(caller, refusal)
+    with a challenge, decided and audited by projects.stepup exactly as REST does (in a batch,
+    the first such call refuses the whole batch: one HTTP answer has one status)."""
+    for envelope in jsonrpc.messages_of(checked):
+        spec = TOOLS.get(envelope.tool_name or "")
+        if spec is None:
+            continue
+        refusal = stepup.shortfall(caller, spec.capability)
+        if refusal is not None:
+            await run_orm(stepup.refuse, caller, spec.name, refusal)
+            raise authn.step_up(caller, refusal)
 
 
 def _check_host_and_origin(headers: dict[str, str]) -> tuple[int, str] | None:

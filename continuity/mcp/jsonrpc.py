@@ -10,7 +10,9 @@ notification and got 202). So the endpoint checks, in order:
 - the body: parsed once by pydantic-core's parser (Rust, no Python recursion), then walked
   without recursion; invalid UTF-8, JSON that is not JSON, nesting deeper than MAX_DEPTH or a
   number out of range is -32700 Parse error;
-- the message: one JSON-RPC 2.0 object (no batches: MCP dropped them in 2025-06-18); a request's
+- the message: one JSON-RPC 2.0 object; a batch (an array) only at the revisions whose
+  receivers must take them (2024-11-05 and 2025-03-26, the default without a version header;
+  2025-06-18 dropped them), each element checked alike and served in turn; a request's
   id is a string or an integer, its method a string without control characters, its params an
   object, and it has no result or error member; anything else is
   -32600 Invalid Request (-32602 for params that are not an object).
@@ -25,19 +27,22 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
 import pydantic_core
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from mcp_types import DEFAULT_NEGOTIATED_VERSION, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 from starlette.types import Message, Send
 
 # Tool arguments are a few levels deep; 64 leaves room and keeps every later walk shallow.
 MAX_DEPTH = 64
 JSON = "application/json"
 _BOM = b"\xef\xbb\xbf"
+# Revisions whose receivers must accept JSON-RPC batches; 2025-06-18 removed them.
+BATCH_VERSIONS = frozenset({"2024-11-05", "2025-03-26"})
+MAX_BATCH = 50
 _UTF8 = frozenset({"utf-8", "utf8"})
 _ACCEPTS_JSON = frozenset({"*/*", "application/*", JSON})
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -53,9 +58,12 @@ class Refusal:
     message: str
     id: str | int | None = None
 
-    def body(self) -> bytes:
+    def answer(self) -> dict[str, Any]:
         error = {"code": self.code, "message": self.message}
-        return json.dumps({"jsonrpc": "2.0", "id": self.id, "error": error}).encode()
+        return {"jsonrpc": "2.0", "id": self.id, "error": error}
+
+    def body(self) -> bytes:
+        return json.dumps(self.answer()).encode()
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,22 @@ class Envelope:
         return name if isinstance(name, str) else None
 
 
-def check_request(headers: RawHeaders, body: bytes) -> Envelope | Refusal:
+@dataclass(frozen=True)
+class Batch:
+    """A batch at a revision that has them: each element to serve, or the error it gets."""
+
+    items: tuple[Envelope | Refusal, ...]
+
+    @property
+    def envelopes(self) -> list[Envelope]:
+        return [item for item in self.items if isinstance(item, Envelope)]
+
+
+def messages_of(checked: Envelope | Batch) -> list[Envelope]:
+    return checked.envelopes if isinstance(checked, Batch) else [checked]
+
+
+def check_request(headers: RawHeaders, body: bytes) -> Envelope | Batch | Refusal:
     """The request's headers, then its body, then its message; the first fault is answered."""
     refusal = _check_content_type(_values(headers, b"content-type")) or _check_accept(
         _values(headers, b"accept")
@@ -87,11 +110,47 @@ def check_request(headers: RawHeaders, body: bytes) -> Envelope | Refusal:
     parsed = parse(body)
     if isinstance(parsed, Refusal):
         return parsed
+    if isinstance(parsed, list) and parsed and _takes_batches(headers):
+        return _batch(parsed, _normalized(headers))
     refusal = check_message(parsed)
     if refusal is not None:
         return refusal
     assert isinstance(parsed, dict)  # check_message refuses anything else
     return Envelope(body=body, headers=_normalized(headers), message=parsed)
+
+
+def _takes_batches(headers: RawHeaders) -> bool:
+    versions = _values(headers, b"mcp-protocol-version")
+    return (versions[0] if versions else DEFAULT_NEGOTIATED_VERSION) in BATCH_VERSIONS
+
+
+def _batch(elements: list[Any], headers: RawHeaders) -> Batch | Refusal:
+    if len(elements) > MAX_BATCH:
+        return _invalid(f"A batch holds at most {MAX_BATCH} messages.")
+    items: list[Envelope | Refusal] = []
+    for element in elements:
+        refusal = check_message(element)  # a batch inside a batch is refused here
+        if refusal is not None:
+            items.append(refusal)
+        else:
+            # Re-encoded for the SDK: it parsed, so it encodes (no lone surrogates, no NaN).
+            body = json.dumps(element, ensure_ascii=False).encode()
+            items.append(Envelope(body=body, headers=headers, message=element))
+    return Batch(items=tuple(items))
+
+
+async def serve_batch(batch: Batch, dispatch: Callable[[Envelope], Awaitable[bytes]]) -> bytes:
+    """The batch's answer: every element's response in order (none for notifications and
+    responses), as JSON-RPC 2.0 section 6 says; b"" when there is none (then 202)."""
+    answers: list[Any] = []
+    for item in batch.items:
+        if isinstance(item, Refusal):
+            answers.append(item.answer())
+            continue
+        body = await dispatch(item)
+        if body.strip():
+            answers.append(json.loads(body))
+    return json.dumps(answers).encode() if answers else b""
 
 
 def parse(body: bytes) -> Any | Refusal:
@@ -112,8 +171,9 @@ def parse(body: bytes) -> Any | Refusal:
 def check_message(message: Any) -> Refusal | None:
     """Why a parsed body is not one JSON-RPC 2.0 message MCP accepts, or None."""
     if isinstance(message, list):
-        what = "An empty batch" if not message else "A batch"
-        return _invalid(f"{what} is not accepted: send one JSON-RPC message per request.")
+        if not message:
+            return _invalid("An empty batch.")
+        return _invalid("A batch is not accepted at this protocol revision (2025-06-18 on).")
     if not isinstance(message, dict):
         return _invalid("The body must be a JSON-RPC message object.")
     if message.get("jsonrpc") != "2.0":

@@ -13,8 +13,9 @@ method).
 
 What is allowed back (DESIGN section 5: no input gives a 5xx or a -32603): a result; a tool error
 with a pinned code; a JSON-RPC error object with a code JSON-RPC or MCP defines; 202 with no body
-for a notification or a client's response; the pinned HTTP refusals (401, 403, 405, 406, 413,
-415, 421) with a JSON error body. Anything else is classed `unexpected: ...`.
+for a notification or a client's response; an array of those for a batch (at the revisions that
+have batches); the pinned HTTP refusals (401, 403, 405, 406, 413, 415, 421) with a JSON error
+body. Anything else is classed `unexpected: ...`.
 """
 
 from __future__ import annotations
@@ -132,17 +133,26 @@ def classify(request: FuzzRequest, answer: Answer) -> str:
         body = json.loads(answer.body)
     except ValueError:
         return f"unexpected: HTTP {answer.status} body is not JSON"
+    if isinstance(body, list) and answer.status == 200 and body:
+        # A batch's answer (2024-11-05 and 2025-03-26): each element judged alone.
+        classes = [_classify_message(item, 200) for item in body]
+        failed = [name for name in classes if name.startswith("unexpected")]
+        return failed[0] if failed else "batch answer"
     if not isinstance(body, dict):
         return f"unexpected: HTTP {answer.status} body is not an object"
     if answer.status in REFUSAL_STATUSES and _is_error_object(body.get("error")):
         return f"refusal {answer.status}"
-    if body.get("jsonrpc") != "2.0":
-        return f"unexpected: HTTP {answer.status} not JSON-RPC"
+    return _classify_message(body, answer.status)
+
+
+def _classify_message(body: Any, status: int) -> str:
+    if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+        return f"unexpected: HTTP {status} not JSON-RPC"
     if "error" in body:
-        return _classify_jsonrpc_error(body["error"], answer.status)
-    if "result" in body and answer.status == 200:
+        return _classify_jsonrpc_error(body["error"], status)
+    if "result" in body and status == 200:
         return _classify_result(body["result"])
-    return f"unexpected: HTTP {answer.status} neither result nor error"
+    return f"unexpected: HTTP {status} neither result nor error"
 
 
 def _classify_jsonrpc_error(error: Any, status: int) -> str:

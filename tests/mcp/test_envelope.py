@@ -12,6 +12,9 @@ from typing import Any
 import pytest
 
 from audit.models import AuditEvent
+from projects.api_keys import api_key_create
+from projects.callers import operator_caller
+from tests.factories import build_world
 from tests.mcp.inprocess import InProcessServer, in_process_server
 from tests.mcp.test_fuzz import discover, owner_key
 
@@ -94,6 +97,69 @@ def test_it_answers_what_is_not_one_jsonrpc_message_with_invalid_request(mcp, bo
     server, headers = mcp
     status, _, code = jsonrpc_error(raw(server, body, headers))
     assert (status, code) == (400, -32600)
+
+
+# --- batches: only where the revision has them -------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2024-11-05", None])
+def test_it_serves_a_batch_at_the_revisions_that_have_them(mcp, version: str | None):
+    server, headers = mcp
+    headers = {k: v for k, v in {**headers, "MCP-Protocol-Version": version}.items() if v}
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "b", "method": "tools/call", "params": {"name": "task_list"}},
+        {"jsonrpc": "2.0", "id": True, "method": "ping"},
+        [{"jsonrpc": "2.0", "id": 2, "method": "ping"}],
+    ]
+    answer = raw(server, json.dumps(batch).encode(), headers)
+    assert answer.status_code == 200
+    first, listed, bad_id, nested = answer.json()
+    assert first == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert listed["id"] == "b"
+    assert "tasks" in listed["result"]["structuredContent"]
+    assert (bad_id["id"], bad_id["error"]["code"]) == (None, -32600)
+    assert (nested["id"], nested["error"]["code"]) == (None, -32600)
+
+
+def test_a_batch_of_notifications_is_accepted_without_a_body(mcp):
+    server, headers = mcp
+    headers = {**headers, "MCP-Protocol-Version": "2025-03-26"}
+    batch = [{"jsonrpc": "2.0", "method": "notifications/initialized"}] * 2
+    answer = raw(server, json.dumps(batch).encode(), headers)
+    assert (answer.status_code, answer.content) == (202, b"")
+
+
+@pytest.mark.parametrize("size", [0, 51])
+def test_it_refuses_an_empty_or_oversized_batch(mcp, size: int):
+    server, headers = mcp
+    headers = {**headers, "MCP-Protocol-Version": "2025-03-26"}
+    batch = [{"jsonrpc": "2.0", "id": n, "method": "ping"} for n in range(size)]
+    assert jsonrpc_error(raw(server, json.dumps(batch).encode(), headers)) == (400, None, -32600)
+
+
+def test_a_step_up_in_a_batch_refuses_the_whole_batch(transactional_db):
+    world = build_world()
+    secret = api_key_create(
+        operator_caller(world.alpha), user_id=world.owner.pk, label="r", scopes=["continuity:read"]
+    ).secret
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": "2025-03-26",
+        "Authorization": f"Bearer {secret}",
+    }
+    write = {"name": "memory_add", "arguments": {"kind": "note", "content": "x"}}
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": write},
+    ]
+    with in_process_server() as server:
+        answer = raw(server, json.dumps(batch).encode(), headers)
+    assert answer.status_code == 403
+    assert 'error="insufficient_scope"' in answer.headers["www-authenticate"]
+    assert AuditEvent.objects.filter(operation="memory_add", error_code="forbidden").count() == 1
 
 
 @pytest.mark.parametrize(
