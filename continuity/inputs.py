@@ -8,7 +8,7 @@ the database cannot store (NUL, unpaired surrogates), so no input reaches it as 
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StrictInt, model_validator
 
@@ -207,7 +207,7 @@ class TaskListInput(Input):
 
 
 # task_update's "changes something" rule, as JSON Schema can say it.
-_SOME_CHANGE = {
+_SOME_CHANGE: dict[str, Any] = {
     "anyOf": [
         {"required": ["repository_ref"]},
         *(
@@ -258,12 +258,12 @@ class TaskUpdateInput(WriteInput):
 
 class StatePutInput(WriteInput):
     agent: AgentName
-    # The heading rule of continuity.state_blocks, as a pattern; the rest (a summary under the
-    # heading, no refusal, STATE_BODY_MAX once closing chatter is cut) no schema can say.
+    # continuity.state_blocks' shape rules as a pattern (the heading line, then some text);
+    # what no schema can say (no refusal, STATE_BODY_MAX once closing chatter is cut) it checks.
     body: Annotated[
         Text,
         Field(min_length=1, max_length=STATE_BODY_MAX * 2),
-        SchemaPattern(r"^\ufeff*\s*# Running summary[^\x00]*$"),
+        SchemaPattern(r"^\ufeff*\s*# Running summary[^\n\x00]*\n[^\x00]*[^\s\x00][^\x00]*$"),
     ]
     expected_version: Annotated[Version, Field(ge=0)] | None = None
 
