@@ -17,6 +17,7 @@ from heyaira.errors import ValidationError
 from heyaira.validation import (
     NOT_BLANK_PATTERN,
     PRINTABLE_ID_PATTERN,
+    SPACE_CLASS,
     BranchName,
     Input,
     RequiredText,
@@ -263,7 +264,10 @@ class StatePutInput(WriteInput):
     body: Annotated[
         Text,
         Field(min_length=1, max_length=STATE_BODY_MAX * 2),
-        SchemaPattern(r"^\ufeff*\s*# Running summary[^\n\x00]*\n[^\x00]*[^\s\x00][^\x00]*$"),
+        SchemaPattern(
+            rf"^\ufeff*[{SPACE_CLASS}]*# Running summary[^\n\x00]*\n"
+            rf"[^\x00]*[^{SPACE_CLASS}\x00][^\x00]*$"
+        ),
     ]
     expected_version: Annotated[Version, Field(ge=0)] | None = None
 

@@ -74,11 +74,15 @@ class SchemaPattern:
 # ECMA-262 patterns (JSON Schema's dialect) that Python's re reads the same way. An unpaired
 # surrogate cannot arrive in JSON text (the parser refuses it), so NUL is what is left to say.
 NO_NUL_PATTERN = r"^[^\x00]*$"
-NOT_BLANK_PATTERN = r"^[^\x00]*[^\s\x00][^\x00]*$"
+# What str.strip() strips, spelled out: JavaScript's \s is another set (it has U+FEFF and lacks
+# U+001C..U+001F and U+0085), so a pattern with \s would not say what not_blank checks.
+SPACE_CLASS = r"\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_BLANK_PATTERN = rf"^[^\x00]*[^{SPACE_CLASS}\x00][^\x00]*$"
 # branch_name above, as one pattern: no forbidden character, no "..", "@{", "//" or "/.", no
-# leading "/", "-" or ".", no trailing "/", "." or ".lock", not "@" alone.
+# leading "/", "-" or ".", no trailing "/", "." or ".lock", not "@" alone. [\s\S], not ".":
+# JavaScript's "." stops at U+2028 and U+2029, which a branch name may hold.
 BRANCH_PATTERN = (
-    r"^(?!.*(?:\.\.|@\{|//|/\.))(?!.*(?:\.lock|[/.])$)(?![/.-])(?!@$)"
+    r"^(?![\s\S]*(?:\.\.|@\{|//|/\.))(?![\s\S]*(?:\.lock|[/.])$)(?![/.-])(?!@$)"
     r"[^\x00-\x20~^:?*\[\\\x7f]+$"
 )
 

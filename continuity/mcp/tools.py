@@ -2,7 +2,7 @@
 
 Descriptions are written for a model reading tools/list: what the tool is for in the recovery
 protocol, in a sentence or two. Each tool's schemas are generated from its input and output
-models (continuity.mcp.schemas); the whole tools/list result stays under 24,000 bytes.
+models (continuity.mcp.schemas); the whole tools/list result stays under 38,000 bytes.
 """
 
 from __future__ import annotations

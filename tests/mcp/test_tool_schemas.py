@@ -10,6 +10,7 @@ clients such as the TypeScript SDK check error results against it too).
 from __future__ import annotations
 
 import json
+import random
 import uuid
 from collections import Counter
 from typing import Any
@@ -185,31 +186,29 @@ def known(mcp_world: McpWorld) -> dict[str, Any]:
     return {"write_context": write_context, "tasks": tasks, "memories": memories}
 
 
-# Three times in four: most calls then get past the write_context and id checks, and some
-# succeed, while the generated values still reach the server's own checks.
-often = st.integers(0, 3).map(bool)
-
-
 def with_known_values(
-    world: McpWorld, draw: Any, arguments: dict[str, Any], known: dict[str, Any]
+    world: McpWorld, rng: random.Random, arguments: dict[str, Any], known: dict[str, Any]
 ) -> None:
-    """Swap in real values (often), so that calls get past the first checks."""
+    """Swap in real values three times in four, each: most calls then get past the
+    write_context and id checks and some succeed, while generated values still reach the
+    server's own checks. (A seeded Random, not Hypothesis draws: those lean to the first
+    choice, so the share would vary from run to run.)"""
     real = {
-        "write_context": st.just(known["write_context"]),
-        "task_id": st.sampled_from(known["tasks"]),
-        "memory_id": st.sampled_from(known["memories"]),
-        "supersedes": st.sampled_from(known["memories"]),
-        "agent": st.just("codex"),
+        "write_context": lambda: known["write_context"],
+        "task_id": lambda: rng.choice(known["tasks"]),
+        "memory_id": lambda: rng.choice(known["memories"]),
+        "supersedes": lambda: rng.choice(known["memories"]),
+        "agent": lambda: "codex",
     }
-    for name, strategy in real.items():
-        if name in arguments and draw(often):
-            arguments[name] = draw(strategy)
+    for name, value in real.items():
+        if name in arguments and rng.random() < 0.75:
+            arguments[name] = value()
     current = arguments.get("task_id") in known["tasks"] and "expected_version" in arguments
-    if current and draw(often):
+    if current and rng.random() < 0.75:
         task = call(world, LEGACY, "task_get", {"task_id": arguments["task_id"]})
         arguments["expected_version"] = task["structuredContent"]["task"]["version"]
     ref = arguments.get("repository_ref")
-    if isinstance(ref, dict) and draw(often):
+    if isinstance(ref, dict) and rng.random() < 0.75:
         ref["repository"] = "acme/app"
 
 
@@ -253,7 +252,9 @@ def test_generated_arguments_get_a_result_or_a_pinned_error(
         arguments = data.draw(generated, label="arguments")
         assert accepts.is_valid(arguments), arguments
         swapped = json.loads(json.dumps(arguments))
-        with_known_values(mcp_world, data.draw, swapped, known)
+        # Seeded by the arguments: a failing example replays with the same swaps.
+        rng = random.Random(json.dumps(arguments, sort_keys=True))
+        with_known_values(mcp_world, rng, swapped, known)
         if accepts.is_valid(swapped):  # a real memory id may not fit (a note supersedes none)
             arguments = swapped
         era = data.draw(st.sampled_from(ERAS), label="era")
