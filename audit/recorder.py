@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from dataclasses import dataclass, field
 
 from audit.models import AuditEvent, Outcome
@@ -61,21 +62,21 @@ def record(
     target_id: str = "",
     error_code: str = "",
 ) -> AuditEvent:
-    return AuditEvent.objects.create(
-        request_id=caller.request_id[:64],
+    return _create(
+        request_id=caller.request_id,
         actor_type=caller.actor.type,
-        actor_id=caller.actor.id[:64],
-        actor_label=caller.actor.label[:150],
+        actor_id=caller.actor.id,
+        actor_label=caller.actor.label,
         user_id=caller.user_id,
-        client_id=(caller.client_id or "")[:100],
+        client_id=caller.client_id or "",
         credential_kind=caller.credential.kind,
         credential_fingerprint=caller.credential.fingerprint,
-        resource=caller.resource[:300],
-        instance=caller.instance[:100],
+        resource=caller.resource,
+        instance=caller.instance,
         project=caller.project,
         operation=operation,
         target_type=target_type,
-        target_id=target_id[:128],
+        target_id=target_id,
         outcome=outcome,
         error_code=error_code,
     )
@@ -91,24 +92,48 @@ def record_security_event(
     target_id: str = "",
     error_code: str = "",
 ) -> AuditEvent:
-    return AuditEvent.objects.create(
-        request_id=context.request_id[:64],
+    return _create(
+        request_id=context.request_id,
         actor_type=context.actor_type,
-        actor_id=context.actor_id[:64],
-        actor_label=context.actor_label[:150],
+        actor_id=context.actor_id,
+        actor_label=context.actor_label,
         user_id=context.user_id,
-        client_id=context.client_id[:100],
+        client_id=context.client_id,
         credential_kind=context.credential_kind,
         credential_fingerprint=context.credential_fingerprint,
-        resource=context.resource[:300],
-        instance=context.instance[:100],
+        resource=context.resource,
+        instance=context.instance,
         project=project,
         operation=operation,
         target_type=target_type,
-        target_id=target_id[:128],
+        target_id=target_id,
         outcome=outcome,
         error_code=error_code,
     )
+
+
+def _create(**fields: object) -> AuditEvent:
+    """One row, every text value made storable first: a client's text (an unknown tool's name, a
+    request id) may hold what PostgreSQL text cannot (NUL, lone surrogates), and losing the row
+    to it would lose the record of the attempt."""
+    cleaned = {
+        name: storable(value, AuditEvent._meta.get_field(name).max_length)  # type: ignore[union-attr]
+        if isinstance(value, str)
+        else value
+        for name, value in fields.items()
+    }
+    return AuditEvent.objects.create(**cleaned)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def storable(value: str, limit: int | None = None) -> str:
+    """Text any database and log line can hold: control characters and lone surrogates written
+    as escapes (so "a\\x00b" stays distinguishable from "ab"), then cut to `limit` characters."""
+    text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+    text = _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    return text[:limit] if limit else text
 
 
 def record_after_failure(caller: Caller, operation: str, note: AuditNote, code: str) -> None:

@@ -8,13 +8,22 @@ the database cannot store (NUL, unpaired surrogates), so no input reaches it as 
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictInt, model_validator
+from pydantic import ConfigDict, Field, StrictInt, model_validator
 
 from continuity.models import MEMORY_CONTENT_MAX, STATE_BODY_MAX
 from heyaira.errors import ValidationError
-from heyaira.validation import PRINTABLE_ID_PATTERN, BranchName, Input, RequiredText, Text
+from heyaira.validation import (
+    NOT_BLANK_PATTERN,
+    PRINTABLE_ID_PATTERN,
+    SPACE_CLASS,
+    BranchName,
+    Input,
+    RequiredText,
+    SchemaPattern,
+    Text,
+)
 
 IdempotencyKey = Annotated[
     str,
@@ -112,6 +121,21 @@ class WorkReceiptInput(Input):
 
 
 class MemoryAddInput(WriteInput):
+    # The model validator below, as JSON Schema can say it.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"kind": {"const": "decision"}}},
+            "then": {
+                "required": ["rationale", "source"],
+                "properties": {
+                    "rationale": {"pattern": NOT_BLANK_PATTERN},
+                    "source": {"pattern": NOT_BLANK_PATTERN},
+                },
+            },
+            "else": {"properties": {"supersedes": {"type": "null"}}},
+        }
+    )
+
     kind: Literal["decision", "note"]
     content: Annotated[RequiredText, Field(max_length=MEMORY_CONTENT_MAX)]
     title: Annotated[Text, Field(max_length=200)] = ""
@@ -179,10 +203,31 @@ class TaskListInput(Input):
     # where a client must see the field ("status").
     status: Literal[AnyStatus, "open"] | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=100)] = 20
-    cursor: Annotated[str, Field(max_length=200)] | None = None
+    # An opaque base64url cursor from next_cursor ("" is none).
+    cursor: Annotated[str, Field(max_length=200), SchemaPattern(r"^[A-Za-z0-9_-]*$")] | None = None
+
+
+# task_update's "changes something" rule, as JSON Schema can say it.
+_SOME_CHANGE: dict[str, Any] = {
+    "anyOf": [
+        {"required": ["repository_ref"]},
+        *(
+            {"required": [name], "properties": {name: {"type": kind}}}
+            for name, kind in (
+                ("status", "string"),
+                ("next_step", "string"),
+                ("blockers", "array"),
+                ("handoff_note", "string"),
+                ("work_receipt", "object"),
+            )
+        ),
+    ]
+}
 
 
 class TaskUpdateInput(WriteInput):
+    model_config = ConfigDict(json_schema_extra=_SOME_CHANGE)
+
     task_id: uuid.UUID
     expected_version: Annotated[Version, Field(ge=1)]
     status: AnyStatus | None = None
@@ -214,7 +259,16 @@ class TaskUpdateInput(WriteInput):
 
 class StatePutInput(WriteInput):
     agent: AgentName
-    body: Annotated[Text, Field(min_length=1, max_length=STATE_BODY_MAX * 2)]
+    # continuity.state_blocks' shape rules as a pattern (the heading line, then some text);
+    # what no schema can say (no refusal, STATE_BODY_MAX once closing chatter is cut) it checks.
+    body: Annotated[
+        Text,
+        Field(min_length=1, max_length=STATE_BODY_MAX * 2),
+        SchemaPattern(
+            rf"^\ufeff*[{SPACE_CLASS}]*# Running summary[^\n\x00]*\n"
+            rf"[^\x00]*[^{SPACE_CLASS}\x00][^\x00]*$"
+        ),
+    ]
     expected_version: Annotated[Version, Field(ge=0)] | None = None
 
 

@@ -34,6 +34,7 @@ from heyaira.oauth.policy import access_token_problem, member_role, metadata_url
 from projects.access import Actor, ActorType, Caller, Credential, CredentialKind, Role, Scope
 from projects.api_keys import api_key_find, api_key_touch, looks_like_api_key
 from projects.models import ApiKey
+from projects.stepup import InsufficientScope
 
 logger = logging.getLogger(__name__)
 
@@ -105,18 +106,32 @@ def challenge(
 
 
 def insufficient_scope(caller: Caller, required: Iterable[str]) -> AuthenticationFailed:
-    """403 naming every scope the operation needs, so the client can step up (RFC 6750 3.1)."""
+    """403 naming every scope in `required`, so the client can step up (RFC 6750 3.1)."""
     needed = sorted({str(scope) for scope in required})
-    resource = _resource_name(caller.resource)
+    return _forbidden_with_challenge(
+        caller,
+        needed,
+        Forbidden(f"This request needs the scopes {', '.join(needed)}.", required_scopes=needed),
+    )
+
+
+def step_up(caller: Caller, refusal: InsufficientScope) -> AuthenticationFailed:
+    """The HTTP answer to a step-up refusal (projects.stepup), the same on MCP and REST."""
+    return _forbidden_with_challenge(caller, refusal.challenge_scopes, refusal)
+
+
+def _forbidden_with_challenge(
+    caller: Caller, scopes: Iterable[str], error: HeyAiraError
+) -> AuthenticationFailed:
     return AuthenticationFailed(
         403,
         challenge(
-            resource,
+            _resource_name(caller.resource),
             error="insufficient_scope",
             description="The credential lacks a scope this request needs.",
-            scopes=needed,
+            scopes=scopes,
         ),
-        Forbidden(f"This request needs the scopes {', '.join(needed)}.", required_scopes=needed),
+        error,
     )
 
 

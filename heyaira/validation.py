@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, GetJsonSchemaHandler
+from pydantic_core import CoreSchema
 
 
 def storable(value: str) -> str:
@@ -54,11 +56,45 @@ def not_a_token(value: str) -> str:
     return value
 
 
-Text = Annotated[str, AfterValidator(storable)]
-RequiredText = Annotated[str, AfterValidator(storable), AfterValidator(not_blank)]
+@dataclass(frozen=True)
+class SchemaPattern:
+    """States a rule that a Python validator enforces as a JSON Schema `pattern`, so that the
+    schema clients read says what the server accepts. It validates nothing itself."""
+
+    pattern: str
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        schema = dict(handler(core_schema))
+        schema["pattern"] = self.pattern
+        return schema
+
+
+# ECMA-262 patterns (JSON Schema's dialect) that Python's re reads the same way. An unpaired
+# surrogate cannot arrive in JSON text (the parser refuses it), so NUL is what is left to say.
+NO_NUL_PATTERN = r"^[^\x00]*$"
+# What str.strip() strips, spelled out: JavaScript's \s is another set (it has U+FEFF and lacks
+# U+001C..U+001F and U+0085), so a pattern with \s would not say what not_blank checks.
+SPACE_CLASS = r"\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_BLANK_PATTERN = rf"^[^\x00]*[^{SPACE_CLASS}\x00][^\x00]*$"
+# branch_name above, as one pattern: no forbidden character, no "..", "@{", "//" or "/.", no
+# leading "/", "-" or ".", no trailing "/", "." or ".lock", not "@" alone. [\s\S], not ".":
+# JavaScript's "." stops at U+2028 and U+2029, which a branch name may hold.
+BRANCH_PATTERN = (
+    r"^(?![\s\S]*(?:\.\.|@\{|//|/\.))(?![\s\S]*(?:\.lock|[/.])$)(?![/.-])(?!@$)"
+    r"[^\x00-\x20~^:?*\[\\\x7f]+$"
+)
+
+Text = Annotated[str, AfterValidator(storable), SchemaPattern(NO_NUL_PATTERN)]
+RequiredText = Annotated[
+    str, AfterValidator(storable), AfterValidator(not_blank), SchemaPattern(NOT_BLANK_PATTERN)
+]
 # storable first: a branch is stored inside a JSON column, where PostgreSQL refuses an unpaired
 # surrogate just as it does in text.
-BranchName = Annotated[str, AfterValidator(storable), AfterValidator(branch_name)]
+BranchName = Annotated[
+    str, AfterValidator(storable), AfterValidator(branch_name), SchemaPattern(BRANCH_PATTERN)
+]
 
 # Printable ASCII without spaces: UUIDs, ULIDs, "session-2026-11-29T10:00" and the like.
 PRINTABLE_ID_PATTERN = r"^[\x21-\x7e]+$"

@@ -1,8 +1,9 @@
 """The one wrapper every service and audited read goes through.
 
-It checks the capability, validates the input, verifies the write_context, runs the body (in one
-durable transaction when it writes) and audits the attempt: a success inside the transaction, a
-rejection after the rollback so that it is never lost. Writing this once keeps the MCP and REST
+It checks the capability (a scope shortfall is a step-up: projects.stepup), validates the input,
+verifies the write_context, runs the body (in one durable transaction when it writes) and audits
+the attempt: a success inside the transaction, a rejection after the rollback so that it is
+never lost. Writing this once keeps the MCP and REST
 transports from ever disagreeing about a rule.
 """
 
@@ -18,6 +19,7 @@ from django.db import transaction
 from audit.recorder import AuditNote, record, record_after_failure
 from heyaira.errors import HeyAiraError, ValidationError, WriteContextMismatch
 from projects.access import Caller, Capability
+from projects.stepup import require_scopes
 
 InputT = TypeVar("InputT", bound=pydantic.BaseModel)
 ResultT = TypeVar("ResultT")
@@ -47,6 +49,8 @@ class Operation(Generic[InputT, ResultT]):
     def __call__(
         self, caller: Caller, arguments: Mapping[str, Any] | InputT | None = None, **kwargs: Any
     ) -> ResultT:
+        # A scope shortfall is a step-up, answered and audited the same way on every transport.
+        require_scopes(caller, self.name, self.capability)
         note = AuditNote()
         try:
             caller.require(self.capability)

@@ -21,6 +21,7 @@ from heyaira.errors import (
     WriteContextMismatch,
 )
 from projects.access import Caller
+from projects.stepup import InsufficientScope
 
 STATUS_BY_CODE: dict[str, int] = {
     Unauthenticated.code: 401,
@@ -43,12 +44,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     """DRF's exception handler for our views; None lets anything unexpected surface as a 500."""
     if isinstance(exc, authn.AuthenticationFailed):
         return _answer(exc.error, exc.status, exc.www_authenticate)
-    if isinstance(exc, Forbidden) and exc.details.get("required_scopes"):
+    if isinstance(exc, InsufficientScope):
         caller = getattr(context.get("request"), "auth", None)
         if isinstance(caller, Caller):
-            # A scope shortfall: tell the client which scopes to ask for (step-up).
-            failure = authn.insufficient_scope(caller, exc.details["required_scopes"])
-            return _answer(exc, failure.status, failure.www_authenticate)
+            # A step-up, already audited by projects.stepup: the same answer as on MCP.
+            failure = authn.step_up(caller, exc)
+            return _answer(failure.error, failure.status, failure.www_authenticate)
     if isinstance(exc, HeyAiraError):
         return _answer(exc, status_for(exc))
     if isinstance(exc, APIException):

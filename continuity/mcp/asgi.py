@@ -1,9 +1,10 @@
 """The /mcp endpoint as an ASGI application, in front of the SDK's session manager.
 
 In order: request id; POST only (GET and DELETE get 405: stateless, no streams, no sessions);
-Host and Origin (DNS-rebinding protection); body size; authentication (401 with the challenge);
-step-up (403 insufficient_scope when the tool needs a scope the credential lacks but the role
-allows); then the SDK, with the Caller in a context variable.
+Host and Origin (DNS-rebinding protection); body size; the JSON-RPC envelope (headers, parsing
+and message shape, continuity.mcp.jsonrpc); authentication (401 with the challenge); step-up
+(403 insufficient_scope when the tool needs a scope the credential lacks but the role allows,
+projects.stepup); then the SDK, with the Caller in a context variable.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from django.http.request import split_domain_port, validate_host
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Scope, Send
 
+from continuity.mcp import jsonrpc
 from continuity.mcp.orm import run_orm
 from continuity.mcp.server import current_caller
 from continuity.mcp.tools import TOOLS
 from heyaira import authn
 from heyaira.middleware import request_id_from
+from projects import stepup
 from projects.access import Caller
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -46,6 +49,10 @@ class McpEndpoint:
         if body is None:
             await _respond(send, 413, _error_body("validation_error", "Request body too large."))
             return
+        envelope = jsonrpc.check_request(scope["headers"], body)
+        if isinstance(envelope, jsonrpc.Refusal):
+            await _respond(send, envelope.status, envelope.body())
+            return
         try:
             caller = await run_orm(
                 authn.authenticate,
@@ -54,7 +61,7 @@ class McpEndpoint:
                 request_id=request_id,
                 client_address=_client_address(scope),
             )
-            _require_scope_for_tool(caller, body)
+            await _require_scope_for_tool(caller, envelope)
         except authn.AuthenticationFailed as failure:
             await _respond(
                 send,
@@ -65,31 +72,61 @@ class McpEndpoint:
             return
         token = current_caller.set(caller)
         try:
-            await self.manager.handle_request(scope, _replay(body), send)
+            await self._serve(scope, envelope, send)
         finally:
             current_caller.reset(token)
 
+    async def _serve(
+        self, scope: Scope, checked: jsonrpc.Envelope | jsonrpc.Batch, send: Send
+    ) -> None:
+        """The SDK answers each message; a batch's answers are gathered into one array."""
+        if isinstance(checked, jsonrpc.Envelope):
+            await self._dispatch(scope, checked, jsonrpc.json_refusals(send))
+            return
 
-def _require_scope_for_tool(caller: Caller, body: bytes) -> None:
-    """Step-up: a tools/call the role allows but the token's scopes do not gets HTTP 403."""
-    spec = TOOLS.get(_called_tool(body) or "")
-    if spec is None:
-        return
-    missing = caller.scope_shortfall(spec.capability)
-    if missing is not None:
-        raise authn.insufficient_scope(caller, sorted({*map(str, caller.scopes), str(missing)}))
+        async def one(envelope: jsonrpc.Envelope) -> bytes:
+            captured = _Captured()
+            await self._dispatch(scope, envelope, jsonrpc.json_refusals(captured.send))
+            return captured.body
+
+        body = await jsonrpc.serve_batch(checked, one)
+        await _respond(send, 200 if body else 202, body)
+
+    async def _dispatch(self, scope: Scope, envelope: jsonrpc.Envelope, send: Send) -> None:
+        await self.manager.handle_request(
+            {**scope, "headers": envelope.headers}, _replay(envelope.body), send
+        )
 
 
-def _called_tool(body: bytes) -> str | None:
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None  # the SDK answers malformed JSON itself
-    if not isinstance(message, dict) or message.get("method") != "tools/call":
-        return None
-    params = message.get("params")
-    name = params.get("name") if isinstance(params, dict) else None
-    return name if isinstance(name, str) else None
+class _Captured:
+    """An ASGI send that keeps the response body (one batch element's answer)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.body":
+            self.chunks.append(message.get("body", b""))
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+async def _require_scope_for_tool(
+    caller: Caller, checked: jsonrpc.Envelope | jsonrpc.Batch
+) -> None:
+    """Step-up: a tools/call the role allows but the credential's scopes do not is an HTTP 403
+    with a challenge, decided and audited by projects.stepup exactly as REST does (in a batch,
+    the first such call refuses the whole batch: one HTTP answer has one status)."""
+    for envelope in jsonrpc.messages_of(checked):
+        spec = TOOLS.get(envelope.tool_name or "")
+        if spec is None:
+            continue
+        refusal = stepup.shortfall(caller, spec.capability)
+        if refusal is not None:
+            await run_orm(stepup.refuse, caller, spec.name, refusal)
+            raise authn.step_up(caller, refusal)
 
 
 def _check_host_and_origin(headers: dict[str, str]) -> tuple[int, str] | None:

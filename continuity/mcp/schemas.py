@@ -1,8 +1,13 @@
-"""Compact JSON Schemas for the tools, derived from the operations' own input models.
+"""The tools' JSON Schemas (2020-12), generated from the operations' input and output models.
 
-The input models are what validates (inside each service); the schemas shown to clients are
-generated from them so the two never drift, then trimmed: titles, defaults and nullable unions
-cost bytes in every session's context window and teach a model nothing.
+The input models are what validates (inside each service) and the output models describe what
+the presenters return, so a schema cannot drift from the server. Generated schemas are then
+compacted, keeping every constraint: pydantic's annotation titles and defaults are dropped (they
+cost bytes in every session's context window and constrain nothing), `$ref`s are inlined (some
+clients' validators do not follow them), and an optional `X | None` becomes one type list.
+
+Every output schema accepts the success result and the pinned tool error (DESIGN section 5):
+SDK clients check every `structuredContent` against it, error results included.
 """
 
 from __future__ import annotations
@@ -11,15 +16,31 @@ from typing import Any
 
 import pydantic
 
-_DROPPED_KEYS = frozenset({"title", "default"})
+from heyaira.errors import ERROR_CODES
+
+# Annotations of a schema node that constrain nothing. Only dropped from schema nodes, never
+# from a `properties` map, where "title" is a field like any other.
+_ANNOTATIONS = frozenset({"title", "default"})
+# Keywords whose value maps names to schemas.
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties"})
+NULL = {"type": "null"}
+
+
+def model_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    raw = model.model_json_schema()
+    definitions = raw.pop("$defs", {})
+    schema: dict[str, Any] = _compact(raw, definitions)
+    schema.setdefault("properties", {})
+    return schema
 
 
 def input_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
-    raw = model.model_json_schema()
-    definitions = raw.pop("$defs", {})
-    schema = _compact(raw, definitions)
-    schema.setdefault("properties", {})
-    return schema
+    return model_schema(model)
+
+
+def output_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    """The result or a tool error; the root stays an object, as MCP requires."""
+    return {"type": "object", "anyOf": [model_schema(model), TOOL_ERROR]}
 
 
 def _compact(node: Any, definitions: dict[str, Any]) -> Any:
@@ -29,67 +50,65 @@ def _compact(node: Any, definitions: dict[str, Any]) -> Any:
         return node
     if "$ref" in node:
         name = node["$ref"].rsplit("/", 1)[-1]
-        return _compact(definitions[name], definitions)
+        siblings = {key: value for key, value in node.items() if key != "$ref"}
+        return _compact({**definitions[name], **siblings}, definitions)
     options = node.get("anyOf")
-    if options and len(options) == 2 and {"type": "null"} in options:
-        # Optional fields: the null branch only repeats what "not required" already says.
-        kept = next(option for option in options if option != {"type": "null"})
-        merged = {**{k: v for k, v in node.items() if k != "anyOf"}, **kept}
-        return _compact(merged, definitions)
-    compacted = {
-        key: _compact(value, definitions) for key, value in node.items() if key not in _DROPPED_KEYS
-    }
-    if compacted.get("type") == "string" and compacted.get("maxLength", 0) <= 300:
-        # Short identifiers: their caps are enforced all the same; stating them costs bytes.
-        compacted.pop("maxLength", None)
-        compacted.pop("minLength", None)
-    if compacted.get("type") == "object" and "properties" in compacted:
-        # additionalProperties is stated once, at the root, where clients look for it.
-        compacted.pop("additionalProperties", None)
+    if options and len(options) == 2 and NULL in options:
+        kept = _compact(next(option for option in options if option != NULL), definitions)
+        rest = {key: value for key, value in node.items() if key != "anyOf"}
+        return _compact({**rest, **_nullable(kept)}, definitions)
+    compacted: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key in _SCHEMA_MAPS:
+            compacted[key] = {name: _compact(sub, definitions) for name, sub in value.items()}
+        else:
+            compacted[key] = _compact(value, definitions)
     return compacted
 
 
-def strict_root(schema: dict[str, Any]) -> dict[str, Any]:
-    return {**schema, "additionalProperties": False}
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` or null, in one node where possible (a type list, an enum with null)."""
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        schema = {**schema, "type": [kind, "null"]}
+        if "enum" in schema:
+            schema["enum"] = [*schema["enum"], None]
+        return schema
+    return {"anyOf": [schema, NULL]}
 
 
-# --- output schemas (hand-written: they describe presenters, not input models) --------------
-
-
-def obj(required: list[str] | None = None, **properties: Any) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    schema["required"] = list(properties) if required is None else required
-    return schema
-
+# --- the pinned tool error -----------------------------------------------------------------
 
 STRING = {"type": "string"}
-INTEGER = {"type": "integer"}
-OBJECT = {"type": "object"}
-ARRAY = {"type": "array"}
-NULLABLE_OBJECT = {"type": ["object", "null"]}
-NULLABLE_STRING = {"type": ["string", "null"]}
+STRINGS = {"type": "array", "items": STRING}
+# `unavailable` (a retryable database outage) and `internal_error` (the last-resort answer to a
+# server fault) are tool errors too; a client must be able to read them like any other.
+TOOL_ERROR_CODES = (*ERROR_CODES, "unavailable", "internal_error")
 
-IDENTITY = obj(
-    resource=STRING, instance=STRING, project=OBJECT, principal=OBJECT, write_context=OBJECT
-)
-CONTEXT = obj(
-    project=OBJECT,
-    repositories=ARRAY,
-    memories=ARRAY,
-    tasks=ARRAY,
-    receipts=ARRAY,
-    state=NULLABLE_OBJECT,
-    limits=OBJECT,
-    counts=OBJECT,
-)
-MEMORY_ACK = obj(
-    id=STRING, kind=STRING, title=STRING, supersedes=NULLABLE_STRING, created_at=STRING
-)
-MEMORY = obj(memory=OBJECT)
-SEARCH = obj(query=STRING, results=ARRAY)
-TASK_ACK = obj(id=STRING, title=STRING, status=STRING, version=INTEGER, created_at=STRING)
-TASK = obj(task=OBJECT, receipts=ARRAY)
-TASK_LIST = obj(tasks=ARRAY, next_cursor=NULLABLE_STRING)
-TASK_UPDATE = obj(task=OBJECT, receipt=NULLABLE_OBJECT)
-STATE_ACK = obj(agent=STRING, version=INTEGER, chars=INTEGER, created_at=STRING)
-STATE = obj(state=OBJECT)
+TOOL_ERROR: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            # Open: a client reads the fields it knows; a newer server may add more.
+            "properties": {
+                "code": {"enum": list(dict.fromkeys(TOOL_ERROR_CODES))},
+                "message": STRING,
+                "fields": {"type": "object", "additionalProperties": STRING},
+                "current_version": {"type": "integer"},
+                "from_status": STRING,
+                "to_status": STRING,
+                "allowed": STRINGS,
+                "mismatched": STRINGS,
+                "expected": {"type": "object", "additionalProperties": STRING},
+                "required_scopes": STRINGS,
+                "retry_after": {"type": "number", "minimum": 0},
+            },
+            "required": ["code", "message"],
+        }
+    },
+    "required": ["error"],
+    "additionalProperties": False,
+}

@@ -20,8 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 
-from audit.models import Outcome
-from audit.recorder import record
+from audit.recorder import AuditNote, record_after_failure, storable
 from continuity.mcp.orm import run_orm
 from continuity.mcp.tools import INSTRUCTIONS, SPECS, TOOLS
 from heyaira.errors import HeyAiraError
@@ -63,7 +62,9 @@ async def call_tool(
     spec = TOOLS.get(params.name)
     if spec is None:
         await run_orm(_record_unknown_tool, caller, params.name)
-        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name[:100]}")
+        # The MCP spec's answer to an unknown tool; the name is echoed only in storable form.
+        name = storable(params.name, 100)
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
     try:
         data = await run_orm(spec.operation, caller, params.arguments or {})
     except HeyAiraError as error:
@@ -79,14 +80,9 @@ async def call_tool(
 
 
 def _record_unknown_tool(caller: Caller, name: str) -> None:
-    record(
-        caller,
-        "tools_call",
-        Outcome.REJECTED,
-        target_type="tool",
-        target_id=name[:64],
-        error_code="unknown_tool",
-    )
+    # The recorder makes the name storable (NUL and all); if even that write fails, it logs.
+    note = AuditNote(target_type="tool", target_id=name)
+    record_after_failure(caller, "tools_call", note, "unknown_tool")
 
 
 class HideInternalErrors:

@@ -1,7 +1,8 @@
 """The pinned MCP tools (DESIGN section 5): one row per tool, each a Core operation.
 
 Descriptions are written for a model reading tools/list: what the tool is for in the recovery
-protocol, in a sentence or two. The whole tools/list result stays under 12,000 bytes.
+protocol, in a sentence or two. Each tool's schemas are generated from its input and output
+models (continuity.mcp.schemas); the whole tools/list result stays under 38,000 bytes.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import mcp_types as types
 import pydantic
 
-from continuity import inputs, selectors, services
+from continuity import inputs, outputs, selectors, services
 from continuity.mcp import schemas
 from projects.access import Capability
 from projects.operations import Operation
@@ -40,7 +41,7 @@ INSTRUCTIONS = (
 class ToolSpec:
     operation: Operation[Any, Any]
     input_model: type[pydantic.BaseModel]
-    output_schema: dict[str, Any]
+    output_model: type[pydantic.BaseModel]
     description: str
     title: str
 
@@ -61,8 +62,8 @@ class ToolSpec:
             name=self.name,
             title=self.title,
             description=self.description,
-            input_schema=schemas.strict_root(schemas.input_schema(self.input_model)),
-            output_schema=self.output_schema,
+            input_schema=schemas.input_schema(self.input_model),
+            output_schema=schemas.output_schema(self.output_model),
             annotations=types.ToolAnnotations(
                 read_only_hint=self.read_only,
                 destructive_hint=False,
@@ -77,7 +78,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         selectors.server_identity,
         inputs.NoInput,
-        schemas.IDENTITY,
+        outputs.IdentityOut,
         "Call first. Who this server is and who you are here; compare resource, instance and "
         "project with your expected profile. Copy write_context into every write.",
         "Server identity",
@@ -85,7 +86,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         selectors.continuity_context,
         inputs.ContinuityContextInput,
-        schemas.CONTEXT,
+        outputs.ContextOut,
         "Call once after server_identity: the bounded recovery index of this project (newest "
         "decisions and notes, open tasks with version and next_step, recent receipts, running "
         "summary). Follow ids with memory_get and task_get.",
@@ -94,21 +95,21 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         selectors.memory_get,
         inputs.MemoryGetInput,
-        schemas.MEMORY,
+        outputs.MemoryGetOut,
         "One decision or note in full, with what superseded it.",
         "Get memory",
     ),
     ToolSpec(
         selectors.memory_search,
         inputs.MemorySearchInput,
-        schemas.SEARCH,
+        outputs.MemorySearchOut,
         "Full-text search over decisions and notes, best matches first.",
         "Search memory",
     ),
     ToolSpec(
         selectors.task_get,
         inputs.TaskGetInput,
-        schemas.TASK,
+        outputs.TaskGetOut,
         "One task in full (goal, handoff, version) with its recent work receipts. Read it "
         "before you claim or update it.",
         "Get task",
@@ -116,7 +117,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         selectors.task_list,
         inputs.TaskListInput,
-        schemas.TASK_LIST,
+        outputs.TaskListOut,
         "Tasks, newest first. status='open' means todo, in_progress or blocked. Pass "
         "next_cursor back as cursor for the next page.",
         "List tasks",
@@ -124,14 +125,14 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         selectors.state_get,
         inputs.StateGetInput,
-        schemas.STATE,
+        outputs.StateGetOut,
         "The newest running summary of an agent.",
         "Get running summary",
     ),
     ToolSpec(
         services.memory_add,
         inputs.MemoryAddInput,
-        schemas.MEMORY_ACK,
+        outputs.MemoryAckOut,
         "Record an accepted decision (rationale and source required) or a durable note. "
         "Memories never change; a new decision may supersede an old one. Send an "
         "idempotency_key: a retry then returns the first result.",
@@ -140,7 +141,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         services.task_create,
         inputs.TaskCreateInput,
-        schemas.TASK_ACK,
+        outputs.TaskAckOut,
         "Create a task. title and description are its stable goal and acceptance boundary. "
         "Send an idempotency_key.",
         "Create task",
@@ -148,7 +149,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         services.task_update,
         inputs.TaskUpdateInput,
-        schemas.TASK_UPDATE,
+        outputs.TaskUpdateOut,
         "Claim, hand over or finish a task, atomically. expected_version must be the version "
         "you read (stale_version: re-read). Statuses: todo, in_progress, blocked, done, "
         "cancelled. End your session with work_receipt {session_ref, summary, tests, commits}; "
@@ -158,7 +159,7 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         services.state_put,
         inputs.StatePutInput,
-        schemas.STATE_ACK,
+        outputs.StateAckOut,
         "Store a new version of your running summary: Markdown starting with "
         "'# Running summary' (goal, done, pending, user preferences), at most 12,000 characters.",
         "Put running summary",

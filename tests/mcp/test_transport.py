@@ -265,8 +265,17 @@ def test_it_serves_the_stateless_2026_revision(mcp_world: McpWorld):
     assert called["structuredContent"]["resource"] == mcp_world.server.mcp_url
 
 
+# The budget was 12,000 bytes while the schemas were partial (outputs were bare objects, input
+# length caps and text rules unstated, errors undescribed). Truthful schemas measure 34,975
+# bytes (2025-11-25) and 35,134 (2026-07-28): every input constraint the server enforces, each
+# result's fields, and the pinned error object in every outputSchema (SDK clients check error
+# results against it). The bound leaves room for a few fields; most clients show a model only
+# the input schemas, about 9,500 bytes of it.
+TOOL_LIST_BUDGET = 38_000
+
+
 @pytest.mark.parametrize("era", ["2025-11-25", MODERN])
-def test_the_tool_list_stays_under_12000_bytes(mcp_world: McpWorld, era: str):
+def test_the_tool_list_stays_within_its_byte_budget(mcp_world: McpWorld, era: str):
     if era == MODERN:
         message, headers = modern("tools/list")
         response = post(mcp_world, message, version=MODERN, headers=headers)
@@ -275,7 +284,8 @@ def test_the_tool_list_stays_under_12000_bytes(mcp_world: McpWorld, era: str):
     tools = response.json()["result"]["tools"]
     size = len(json.dumps(response.json()["result"], separators=(",", ":")).encode())
     assert len(tools) == 11
-    assert size < 12_000, size
+    print(f"tools/list in {era}: {size} bytes")
+    assert size < TOOL_LIST_BUDGET, size
     for tool in tools:
         assert tool["inputSchema"]["type"] == "object"
         assert tool["outputSchema"]["type"] == "object"

@@ -155,7 +155,8 @@ def test_it_answers_a_scope_shortfall_with_403_naming_the_scopes(world: World, a
     assert response.status_code == 403
     challenge = response["WWW-Authenticate"]
     assert challenge.startswith('Bearer error="insufficient_scope"')
-    assert 'scope="continuity:read"' in challenge
+    # The challenge names what the token holds plus what the operation needs (projects.stepup).
+    assert 'scope="audit:read continuity:read"' in challenge
     assert 'resource_metadata="http://testserver/.well-known/oauth-protected-resource/api"' in (
         challenge
     )
@@ -163,6 +164,7 @@ def test_it_answers_a_scope_shortfall_with_403_naming_the_scopes(world: World, a
     assert (body["code"], body["required_scopes"]) == ("forbidden", ["continuity:read"])
     event = last_event("server_identity")
     assert (event.outcome, event.error_code) == ("rejected", "forbidden")
+    assert (event.target_type, event.target_id) == ("scope", "continuity:read")
 
 
 def test_it_names_every_needed_scope_in_insufficient_scope(world: World, api: Client):

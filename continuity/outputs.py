@@ -1,0 +1,288 @@
+"""The result shape of every continuity operation, as typed models.
+
+The presenters (continuity.presenters) and the selectors build these results as plain dicts;
+these models say what they contain, generate each MCP tool's outputSchema, and the tests check
+every result against them. A field added to a presenter must be added here too, or the tests
+fail: SDK clients refuse a result that its schema does not describe.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+
+from projects.access import CredentialKind, Role
+
+
+class Output(BaseModel):
+    """Base of every result model: exactly these fields, nothing else."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# "minimum": 1 rather than pydantic's "exclusiveMinimum": 0: the same rule, read by every
+# validator alike.
+PositiveInt = Annotated[int, Field(ge=1)]
+Kind = Literal["decision", "note"]
+Status = Literal["todo", "in_progress", "blocked", "done", "cancelled"]
+OpenStatus = Literal["todo", "in_progress", "blocked"]
+TestResult = Literal["passed", "failed", "skipped", "error"]
+LimitName = Literal["memory_limit", "task_limit", "receipt_limit"]
+CountName = Literal[
+    "memories", "decisions", "notes", "tasks", "open_tasks", "receipts", "repositories"
+]
+
+
+class ProjectOut(Output):
+    id: uuid.UUID
+    slug: str
+    name: str
+
+
+class RepositoryRefOut(Output):
+    repository: str
+    branch: str | None
+    commit: str | None
+
+
+# --- server_identity -----------------------------------------------------------------------
+
+
+class PrincipalOut(Output):
+    actor: str
+    role: Role
+    scopes: list[str]
+    credential: CredentialKind
+
+
+class WriteContextOut(Output):
+    resource: str
+    instance: str
+    project: str
+
+
+class IdentityOut(Output):
+    resource: str
+    instance: str
+    project: ProjectOut
+    principal: PrincipalOut
+    write_context: WriteContextOut
+
+
+# --- memory --------------------------------------------------------------------------------
+
+
+class MemoryAckOut(Output):
+    id: uuid.UUID
+    kind: Kind
+    title: str
+    supersedes: uuid.UUID | None
+    created_at: datetime
+
+
+class MemoryOut(Output):
+    id: uuid.UUID
+    kind: Kind
+    title: str
+    content: str
+    rationale: str
+    source: str
+    supersedes: uuid.UUID | None
+    superseded_by: uuid.UUID | None
+    author: str
+    created_at: datetime
+
+
+class MemoryGetOut(Output):
+    memory: MemoryOut
+
+
+class SearchHitOut(Output):
+    id: uuid.UUID
+    kind: Kind
+    title: str
+    preview: str
+    supersedes: uuid.UUID | None
+    created_at: datetime
+
+
+class MemorySearchOut(Output):
+    query: str
+    results: list[SearchHitOut]
+
+
+# --- tasks ---------------------------------------------------------------------------------
+
+
+class TaskAckOut(Output):
+    id: uuid.UUID
+    title: str
+    status: Status
+    version: PositiveInt
+    created_at: datetime
+
+
+class TaskOut(Output):
+    id: uuid.UUID
+    title: str
+    description: str
+    status: Status
+    version: PositiveInt
+    next_step: str
+    blockers: list[str]
+    handoff_note: str
+    repository_ref: RepositoryRefOut | None
+    created_by: str
+    updated_by: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class TestRunOut(Output):
+    name: str
+    result: TestResult
+
+
+class ReceiptOut(Output):
+    id: uuid.UUID
+    task_id: uuid.UUID
+    session_ref: str
+    summary: str
+    tests: list[TestRunOut]
+    commits: list[str]
+    next_step: str
+    blockers: list[str]
+    task_version: PositiveInt
+    author: str
+    created_at: datetime
+
+
+class TaskGetOut(Output):
+    task: TaskOut
+    receipts: list[ReceiptOut]
+
+
+class TaskListItemOut(Output):
+    id: uuid.UUID
+    title: str
+    status: Status
+    version: PositiveInt
+    next_step: str
+    blocker_count: NonNegativeInt
+    repository_ref: RepositoryRefOut | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class TaskListOut(Output):
+    tasks: list[TaskListItemOut]
+    next_cursor: str | None
+
+
+class TaskUpdateOut(Output):
+    task: TaskOut
+    receipt: ReceiptOut | None
+
+
+# --- running summary -----------------------------------------------------------------------
+
+
+class StateAckOut(Output):
+    agent: str
+    version: PositiveInt
+    chars: NonNegativeInt
+    created_at: datetime
+
+
+class StateOut(Output):
+    agent: str
+    version: PositiveInt
+    body: str
+    author: str
+    created_at: datetime
+
+
+class StateGetOut(Output):
+    state: StateOut
+
+
+# --- continuity_context (texts are previews, cut to the response's byte budget) -------------
+
+
+class ContextRepositoryOut(Output):
+    repository: str
+    provider: str
+    default_branch: str
+    url: str
+
+
+class ContextMemoryOut(Output):
+    id: uuid.UUID
+    kind: Kind
+    title: str
+    preview: str
+    chars: NonNegativeInt
+    supersedes: uuid.UUID | None
+    created_at: datetime
+
+
+class ContextTaskOut(Output):
+    id: uuid.UUID
+    title: str
+    status: OpenStatus
+    version: PositiveInt
+    next_step: str
+    blocker_count: NonNegativeInt
+    repository_ref: RepositoryRefOut | None
+    updated_at: datetime
+
+
+class ContextReceiptOut(Output):
+    id: uuid.UUID
+    task_id: uuid.UUID
+    session_ref: str
+    summary: str
+    tests: dict[TestResult, PositiveInt]
+    commit_count: NonNegativeInt
+    created_at: datetime
+
+
+class ContextStateOut(Output):
+    agent: str
+    version: PositiveInt
+    preview: str
+    chars: NonNegativeInt
+    created_at: datetime
+
+
+class LimitsOut(Output):
+    memory_limit: NonNegativeInt
+    task_limit: NonNegativeInt
+    receipt_limit: NonNegativeInt
+    clamped: dict[LimitName, NonNegativeInt]
+    count_cap: PositiveInt
+    counts_capped: list[CountName]
+
+
+class CountsOut(Output):
+    memories: NonNegativeInt
+    decisions: NonNegativeInt
+    notes: NonNegativeInt
+    tasks: NonNegativeInt
+    open_tasks: NonNegativeInt
+    receipts: NonNegativeInt
+    repositories: NonNegativeInt
+
+
+class ContextOut(Output):
+    project: ProjectOut
+    repositories: list[ContextRepositoryOut]
+    memories: list[ContextMemoryOut]
+    tasks: list[ContextTaskOut]
+    receipts: list[ContextReceiptOut]
+    state: ContextStateOut | None
+    limits: LimitsOut
+    counts: CountsOut
