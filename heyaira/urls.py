@@ -6,6 +6,7 @@ from heyaira.oauth.signin import SignInView
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("api/v1/", include("continuity.api.urls")),

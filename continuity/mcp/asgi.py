@@ -18,7 +18,10 @@ from starlette.types import Message, Receive, Scope, Send
 from continuity.mcp.orm import run_orm
 from continuity.mcp.server import current_caller
 from continuity.mcp.tools import TOOLS
+from continuity.mcp.unavailable import unavailable_answer
 from heyaira import authn
+from heyaira.database import NoCapacity
+from heyaira.errors import Unavailable
 from heyaira.middleware import request_id_from
 from projects.access import Caller
 
@@ -47,13 +50,7 @@ class McpEndpoint:
             await _respond(send, 413, _error_body("validation_error", "Request body too large."))
             return
         try:
-            caller = await run_orm(
-                authn.authenticate,
-                headers.get("authorization"),
-                resource="mcp",
-                request_id=request_id,
-                client_address=_client_address(scope),
-            )
+            caller = await _authenticate(headers, request_id, scope)
             _require_scope_for_tool(caller, body)
         except authn.AuthenticationFailed as failure:
             await _respond(
@@ -63,11 +60,39 @@ class McpEndpoint:
                 [("www-authenticate", failure.www_authenticate)],
             )
             return
+        except Unavailable as error:
+            await _respond_unavailable(send, headers, body, error)
+            return
         token = current_caller.set(caller)
         try:
             await self.manager.handle_request(scope, _replay(body), send)
         finally:
             current_caller.reset(token)
+
+
+async def _authenticate(headers: dict[str, str], request_id: str, scope: Scope) -> Caller:
+    """The Caller, or Unavailable when the database cannot say (already audited, or queued for
+    the audit log when no database thread even came free)."""
+    try:
+        return await run_orm(
+            authn.authenticate,
+            headers.get("authorization"),
+            resource="mcp",
+            request_id=request_id,
+            client_address=_client_address(scope),
+        )
+    except NoCapacity:
+        authn.defer_unavailable_audit(
+            headers.get("authorization"), resource="mcp", request_id=request_id
+        )
+        raise
+
+
+async def _respond_unavailable(
+    send: Send, headers: dict[str, str], body: bytes, error: Unavailable
+) -> None:
+    answer = unavailable_answer(body, headers.get("mcp-protocol-version"), error)
+    await _respond(send, 200, answer, [("retry-after", str(error.retry_after))])
 
 
 def _require_scope_for_tool(caller: Caller, body: bytes) -> None:

@@ -21,9 +21,10 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 
 from audit.models import Outcome
-from audit.recorder import record
+from audit.recorder import defer_rejection, record
 from continuity.mcp.orm import run_orm
 from continuity.mcp.tools import INSTRUCTIONS, SPECS, TOOLS
+from heyaira.database import NoCapacity
 from heyaira.errors import HeyAiraError
 from projects.access import Caller
 
@@ -66,6 +67,10 @@ async def call_tool(
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name[:100]}")
     try:
         data = await run_orm(spec.operation, caller, params.arguments or {})
+    except NoCapacity as error:
+        # The operation never ran, so it audited nothing: the row waits for the database.
+        defer_rejection(caller, spec.name, error.code)
+        return error_result(error)
     except HeyAiraError as error:
         return error_result(error)
     except Exception:
