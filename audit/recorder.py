@@ -150,6 +150,15 @@ def _security_fields(
     }
 
 
+def defer_after_failure(caller: Caller, operation: str, note: AuditNote, code: str) -> None:
+    """A rejection caused by the database being unreachable: its row waits for the database."""
+    defer(
+        _caller_fields(
+            caller, operation, Outcome.REJECTED, note.target_type, note.target_id, error_code=code
+        )
+    )
+
+
 def record_after_failure(caller: Caller, operation: str, note: AuditNote, code: str) -> None:
     """Record a rejection or error after its transaction rolled back, so it is never lost.
 
@@ -241,7 +250,8 @@ def _log_unrecorded(fields: dict[str, Any], why: str) -> None:
 
 
 @atexit.register
-def _log_pending_at_exit() -> None:
+def log_pending() -> None:
+    """The process ends (ASGI lifespan shutdown, or exit): log the rows still waiting."""
     with _pending_lock:
         rows = list(_pending)
         _pending.clear()

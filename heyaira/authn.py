@@ -33,7 +33,7 @@ from audit.recorder import (
     fingerprint,
     record_security_event,
 )
-from heyaira.database import retry_lost_connection, unavailable_from
+from heyaira.database import retry_lost_connection, unavailable_from, unreachable
 from heyaira.errors import Forbidden, HeyAiraError, Unauthenticated, Unavailable
 from heyaira.oauth import audit
 from heyaira.oauth.models import AccessToken
@@ -95,7 +95,8 @@ def authenticate(
         if unavailable is None:
             raise
         logger.warning("authentication at %s: the database is unavailable", resource)
-        record_security_event(
+        audit_row = defer_security_event if unreachable(error) else record_security_event
+        audit_row(
             audit.AUTHENTICATE,
             Outcome.REJECTED,
             _unchecked_context(token, attempt),

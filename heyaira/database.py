@@ -52,6 +52,14 @@ def unavailable_from(error: BaseException) -> Unavailable | None:
     return Unavailable() if isinstance(error, faults) else None
 
 
+def unreachable(error: BaseException) -> bool:
+    """A fault of the connection itself (not a timeout on a working one): writing anything
+    else now, such as the audit row of this failure, would only wait for it again."""
+    cause = _driver_error(error)
+    state = getattr(cause, "sqlstate", None)
+    return unavailable_from(error) is not None and state not in TIMEOUT_STATES
+
+
 def connection_lost(error: BaseException) -> bool:
     """Whether the connection died under the work (and a fresh one may well succeed)."""
     cause = _driver_error(error)

@@ -15,8 +15,8 @@ from typing import Any, Generic, TypeVar
 import pydantic
 from django.db import transaction
 
-from audit.recorder import AuditNote, record, record_after_failure
-from heyaira.database import retry_lost_connection, unavailable_from
+from audit.recorder import AuditNote, defer_after_failure, record, record_after_failure
+from heyaira.database import retry_lost_connection, unavailable_from, unreachable
 from heyaira.errors import HeyAiraError, ValidationError, WriteContextMismatch
 from projects.access import Caller, Capability
 
@@ -63,7 +63,8 @@ class Operation(Generic[InputT, ResultT]):
                 record_after_failure(caller, self.name, note, "internal")
                 raise
             # The database went away or a lock/statement timeout fired: nothing was done.
-            record_after_failure(caller, self.name, note, unavailable.code)
+            audit = defer_after_failure if unreachable(error) else record_after_failure
+            audit(caller, self.name, note, unavailable.code)
             raise unavailable from error
 
     def _execute(self, caller: Caller, args: InputT, note: AuditNote) -> ResultT:
