@@ -15,6 +15,7 @@ import pytest
 from django.test import Client
 
 from heyaira.views import READINESS_TIMEOUT_SECONDS
+from scripts.continuity_protocol_smoke import forms_of
 from tests.core.live_calls import ACCEPT, VERSION, call_tool
 from tests.live import (
     LiveServer,
@@ -22,7 +23,7 @@ from tests.live import (
     start_live_server,
     stop_live_server,
 )
-from tests.mcp.harness import build_world
+from tests.mcp.harness import PASSWORD, build_world
 
 # Generous: the point is "seconds, not the 10 s pool wait or a hang".
 SLACK_SECONDS = 2.0
@@ -78,6 +79,7 @@ def test_it_reports_a_lost_database_in_bounded_time_and_healthz_stays_up(
     server, keys = server_losing_its_database
     ready, _ = _timed_get(f"{server.url}/readyz")
     assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
+    admin = _signed_in(server)
 
     _drop_database(server)
 
@@ -90,6 +92,10 @@ def test_it_reports_a_lost_database_in_bounded_time_and_healthz_stays_up(
     assert seconds < SLACK_SECONDS
 
     refused = _answers_without_a_database(server, keys["olivia"])
+    page = admin.get(f"{server.url}/admin/")  # the session lives in the database
+    assert page.status_code == 503
+    assert int(page.headers["retry-after"]) >= 1
+    admin.close()
 
     stop_live_server(server, None)
     log = server.log_text()
@@ -127,6 +133,19 @@ def _answers_without_a_database(server: LiveServer, key: str) -> list[str]:
     assert int(rest.headers["retry-after"]) >= 1
     assert rest.json()["error"]["code"] == "unavailable"
     return [tool.request_id, listed.request.headers["x-request-id"], rest_id]
+
+
+def _signed_in(server: LiveServer) -> httpx2.Client:
+    """A person signed in through the real sign-in form; the session cookie stays."""
+    http = httpx2.Client(timeout=30)
+    login = f"{server.url}/accounts/login/"
+    form = forms_of(http.get(login).text)
+    fields = {i["name"]: i.get("value", "") for i in form.inputs if i.get("name")}
+    fields.update(username="olivia", password=PASSWORD)
+    answer = http.post(login, data=fields, headers={"Origin": server.url, "Referer": login})
+    assert answer.status_code == 302, answer.text[:300]
+    assert http.get(f"{server.url}/admin/").status_code == 200
+    return http
 
 
 def _drop_database(server: LiveServer) -> None:
