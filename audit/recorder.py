@@ -189,6 +189,7 @@ def record_after_failure(caller: Caller, operation: str, note: AuditNote, code: 
 MAX_PENDING = 1000
 _pending: deque[dict[str, Any]] = deque()
 _pending_lock = threading.Lock()
+_this_thread = threading.local()
 
 
 def _write(**fields: Any) -> None:
@@ -202,6 +203,7 @@ def _write(**fields: Any) -> None:
 
 def defer(fields: dict[str, Any]) -> None:
     """Keep a row for the next flush (its time is the time it is written)."""
+    _this_thread.deferred = True
     with _pending_lock:
         if len(_pending) >= MAX_PENDING:
             _log_unrecorded(_pending.popleft(), "the queue of pending audit rows is full")
@@ -220,6 +222,11 @@ def pending_count() -> int:
 def flush_pending() -> int:
     """Write the rows that waited for the database; returns how many. Call it outside any
     transaction, after work that reached the database. A failure keeps them for the next try."""
+    if getattr(_this_thread, "deferred", False):
+        # The database refused this thread's row a moment ago: do not make the same request
+        # wait for it again; another unit will write them.
+        _this_thread.deferred = False
+        return 0
     if not _pending or connection.in_atomic_block:
         return 0
     with _pending_lock:

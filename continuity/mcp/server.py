@@ -25,13 +25,17 @@ from audit.recorder import defer_rejection, record
 from continuity.mcp.orm import run_orm
 from continuity.mcp.tools import INSTRUCTIONS, SPECS, TOOLS
 from heyaira.database import NoCapacity
-from heyaira.errors import HeyAiraError
+from heyaira.errors import HeyAiraError, Unavailable
 from projects.access import Caller
 
 logger = logging.getLogger(__name__)
 
 # The authenticated Caller of the request being served (set by the ASGI wrapper).
 current_caller: contextvars.ContextVar[Caller] = contextvars.ContextVar("heyaira_mcp_caller")
+
+# `unavailable` as a JSON-RPC error, where no tool result can carry it: -32000..-32019 are
+# implementation-defined (mcp_types.jsonrpc), and -32002 is retired.
+UNAVAILABLE_RPC_CODE = -32010
 
 _TOOL_LIST = [spec.as_tool() for spec in SPECS]
 _INPUT_SCHEMAS = {tool.name: tool.input_schema for tool in _TOOL_LIST}
@@ -96,13 +100,16 @@ def _record_unknown_tool(caller: Caller, name: str) -> None:
 
 class HideInternalErrors:
     """No exception text ever reaches a client as a JSON-RPC error (the SDK's legacy path would
-    send str(exc)); tool failures are already results, so this only guards the rest."""
+    send str(exc)); tool failures are already results, so this only guards the rest. A database
+    fault anywhere else is still the retryable `unavailable`, never -32603."""
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         try:
             return await call_next(ctx)
         except (MCPError, pydantic.ValidationError):
             raise
+        except Unavailable as error:
+            raise MCPError(UNAVAILABLE_RPC_CODE, error.message, error.as_dict()) from None
         except Exception:
             logger.exception("MCP request failed")
             raise MCPError(code=types.INTERNAL_ERROR, message="Internal server error") from None

@@ -16,11 +16,8 @@ from typing import Any
 import mcp_types
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from continuity.mcp.server import error_result
+from continuity.mcp.server import UNAVAILABLE_RPC_CODE, error_result
 from heyaira.errors import Unavailable
-
-# -32000..-32019 are implementation-defined (mcp_types.jsonrpc); -32002 is retired.
-UNAVAILABLE_RPC_CODE = -32010
 
 
 def unavailable_answer(body: bytes, protocol_version: str | None, error: Unavailable) -> bytes:

@@ -73,9 +73,11 @@ def classify(tool: str, request_id: str, response: httpx2.Response) -> Answer:
     if "error" in body:
         error = body["error"]
         data = error.get("data") if isinstance(error.get("data"), dict) else {}
-        answer.kind, answer.code, answer.data = "rpc_error", str(data.get("code", "")), error
-        if error.get("code") == -32603 or not -32099 <= error.get("code", 0) <= -32000:
-            answer.kind = "broken"  # only server-range codes carry a pinned code here
+        # A pinned code travels in data; other JSON-RPC errors are named by their number.
+        code = data.get("code") or f"rpc{error.get('code')}"
+        answer.kind, answer.code, answer.data = "rpc_error", str(code), error
+        if error.get("code") == -32603:
+            answer.kind = "broken"  # an internal error is never an answer
         return answer
     result = body["result"]
     if result.get("isError"):

@@ -79,11 +79,17 @@ def _p95(seconds: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
 
 
-def _hold_lock(world: McpWorld, locked: threading.Event, released: threading.Event) -> None:
+def _hold_lock(
+    world: McpWorld,
+    locked: threading.Event,
+    released: threading.Event,
+    table: str = "continuity_task",
+    seconds: float = LOCK_SECONDS,
+) -> None:
     with live_connection(world.server) as connection, connection.transaction():
-        connection.execute("LOCK TABLE continuity_task IN ACCESS EXCLUSIVE MODE")
+        connection.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
         locked.set()
-        time.sleep(LOCK_SECONDS)
+        time.sleep(seconds)
     released.set()
 
 
@@ -161,6 +167,34 @@ def _assert_task_calls_failed_in_bounded_time(blocked: list[Answer]) -> None:
     assert slowest < LOCK_TIMEOUT_SECONDS + 1.0, slowest
     # They did wait for the lock (the timeout fired, not something else).
     assert min(answer.seconds for answer in blocked) >= LOCK_TIMEOUT_SECONDS * 0.9
+
+
+def test_a_locked_audit_table_delays_calls_by_the_lock_timeout_at_most(world: McpWorld) -> None:
+    """Every call writes the audit table: while it is locked each waits at most the lock
+    timeout, is answered (a read gets its result), never with a 5xx or -32603, and the rows it
+    could not write are written once the lock is gone."""
+    calls, other = Calls(world), Calls(world)
+    locked, released = threading.Event(), threading.Event()
+    hold = threading.Thread(
+        target=_hold_lock, args=(world, locked, released, "audit_auditevent", 6.0), daemon=True
+    )
+    hold.start()
+    assert locked.wait(30)
+    answers: list[Answer] = []
+    unknown = threading.Thread(target=lambda: answers.append(other.tool("no_such_tool", {})))
+    unknown.start()
+    answers.append(calls.tool("server_identity", {}))
+    unknown.join(timeout=30)
+    assert released.wait(30)
+    for answer in answers:
+        assert answer.status == 200, answer
+        assert answer.kind != "broken", answer
+        assert answer.code in ("", "unavailable", "rpc-32602"), answer  # -32602: unknown tool
+        assert answer.seconds < LOCK_TIMEOUT_SECONDS + 1.0, answer
+    assert next(a for a in answers if a.tool == "server_identity").ok
+    assert calls.tool("server_identity", {}).ok  # a unit after the lock writes what waited
+    rows = audit_by_request(world.server, [answer.request_id for answer in answers])
+    assert all(rows.get(answer.request_id) for answer in answers), (rows, answers)
 
 
 def _assert_task_untouched_and_rejections_audited(
