@@ -1,7 +1,7 @@
 from typing import Any
 
 from django.apps import AppConfig
-from django.core.signals import request_finished
+from django.core.signals import request_finished, request_started
 
 
 class AuditConfig(AppConfig):
@@ -12,7 +12,14 @@ class AuditConfig(AppConfig):
     def ready(self) -> None:
         # Rows that waited for the database (audit.recorder) are written after any Django
         # request as well as after MCP work.
+        request_started.connect(_unit_started, dispatch_uid="audit_unit_started")
         request_finished.connect(_flush_pending_audit, dispatch_uid="audit_flush_pending")
+
+
+def _unit_started(**kwargs: Any) -> None:
+    from audit.recorder import unit_started
+
+    unit_started()
 
 
 def _flush_pending_audit(**kwargs: Any) -> None:

@@ -215,6 +215,11 @@ def defer_rejection(caller: Caller, operation: str, error_code: str) -> None:
     defer(_caller_fields(caller, operation, Outcome.REJECTED, error_code=error_code))
 
 
+def unit_started() -> None:
+    """A new unit of database work (an MCP call, a Django request) begins in this thread."""
+    _this_thread.deferred = False
+
+
 def pending_count() -> int:
     return len(_pending)
 
@@ -223,9 +228,8 @@ def flush_pending() -> int:
     """Write the rows that waited for the database; returns how many. Call it outside any
     transaction, after work that reached the database. A failure keeps them for the next try."""
     if getattr(_this_thread, "deferred", False):
-        # The database refused this thread's row a moment ago: do not make the same request
-        # wait for it again; another unit will write them.
-        _this_thread.deferred = False
+        # The database refused a row of this very unit: do not make the same request wait for
+        # it again; another unit will write them.
         return 0
     if not _pending or connection.in_atomic_block:
         return 0

@@ -62,7 +62,9 @@ class Operation(Generic[InputT, ResultT]):
             if unavailable is None:
                 record_after_failure(caller, self.name, note, "internal")
                 raise
-            # The database went away or a lock/statement timeout fired: nothing was done.
+            # The database went away or a lock/statement timeout fired, and the transaction
+            # rolled back (a connection lost during COMMIT itself may hide a commit: the
+            # client's retry then meets stale_version, or its idempotency key's first result).
             audit = defer_after_failure if unreachable(error) else record_after_failure
             audit(caller, self.name, note, unavailable.code)
             raise unavailable from error

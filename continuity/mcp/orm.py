@@ -7,7 +7,7 @@ from typing import ParamSpec, TypeVar
 
 from django.db import DatabaseError, close_old_connections
 
-from audit.recorder import flush_pending
+from audit.recorder import flush_pending, unit_started
 from heyaira import database
 
 P = ParamSpec("P")
@@ -26,6 +26,7 @@ async def run_orm(function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -
 
     def framed() -> R:
         close_old_connections()
+        unit_started()
         answered = True
         try:
             return function(*args, **kwargs)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterator
 
 import pytest
+from django.test import Client as DjangoClient
 
 from audit import recorder
 from audit.models import AuditEvent
@@ -24,7 +26,9 @@ def world(transactional_db: None) -> World:
 
 
 @pytest.fixture(autouse=True)
-def empty_queue() -> None:
+def empty_queue() -> Iterator[None]:
+    recorder.log_pending()
+    yield
     recorder.log_pending()
 
 
@@ -77,3 +81,10 @@ def test_rows_still_waiting_at_the_end_are_logged(
     (message,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert "the process ended" in message
     assert "'operation': 'task_update'" in message
+
+
+def test_any_django_request_also_writes_them(world: World, client: DjangoClient) -> None:
+    recorder.defer_rejection(world.caller("owner"), "task_get", "unavailable")
+    assert client.get("/healthz").status_code == 200
+    assert recorder.pending_count() == 0
+    assert AuditEvent.objects.filter(operation="task_get", error_code="unavailable").count() == 1
