@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import threading
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -45,19 +46,26 @@ class NoCapacity(Unavailable):
 
 
 def unavailable_from(error: BaseException) -> Unavailable | None:
-    """The `unavailable` answer for a database fault, or None when `error` is something else."""
+    """The `unavailable` answer for a database fault, or None when `error` is something else.
+
+    A fault of the connection itself also has the pool's idle connections tested before the
+    next unit of work (purge_dead_connections): where one backend died, others did too."""
     if isinstance(error, Unavailable):
         return error
     faults = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
-    return Unavailable() if isinstance(error, faults) else None
+    if not isinstance(error, faults):
+        return None
+    if unreachable(error):
+        _trouble.set()
+    return Unavailable()
 
 
 def unreachable(error: BaseException) -> bool:
     """A fault of the connection itself (not a timeout on a working one): writing anything
     else now, such as the audit row of this failure, would only wait for it again."""
-    cause = _driver_error(error)
-    state = getattr(cause, "sqlstate", None)
-    return unavailable_from(error) is not None and state not in TIMEOUT_STATES
+    faults = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+    state = getattr(_driver_error(error), "sqlstate", None)
+    return isinstance(error, faults) and state not in TIMEOUT_STATES
 
 
 def connection_lost(error: BaseException) -> bool:
@@ -90,8 +98,33 @@ def retry_lost_connection(
         if not connection_lost(error) or default_connection.in_atomic_block or not repeatable():
             raise
         logger.info("database connection lost (%s); retrying once", type(error).__name__)
+        _trouble.set()
         drop_connection()
+        purge_dead_connections()
         return function()
+
+
+# Set when a connection was found dead or none could be had; cleared by the next purge.
+_trouble = threading.Event()
+_purging = threading.Lock()
+
+
+def purge_dead_connections() -> None:
+    """After a connection fault, test every idle pooled connection at once (one short round
+    trip each; the pool replaces the dead ones). Otherwise each of the next requests meets the
+    dead ones one by one, and psycopg_pool's own check on getconn backs off for a second and
+    more after the second dead connection in a row."""
+    if not _trouble.is_set() or not _purging.acquire(blocking=False):
+        return
+    try:
+        _trouble.clear()
+        pool = getattr(default_connection, "pool", None)
+        if pool is not None:
+            pool.check()
+    except Exception:
+        logger.debug("checking the pooled connections failed", exc_info=True)
+    finally:
+        _purging.release()
 
 
 def drop_connection() -> None:

@@ -26,6 +26,7 @@ async def run_orm(function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -
 
     def framed() -> R:
         close_old_connections()
+        database.purge_dead_connections()  # only after a connection fault
         unit_started()
         answered = True
         try:
