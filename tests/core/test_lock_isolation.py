@@ -152,7 +152,7 @@ def _assert_unrelated_calls_kept_their_latency(baseline: list[Answer], during: l
     now = _p95([answer.seconds for answer in during])
     slowest = max(answer.seconds for answer in during)
     print(f"\nlock: p95 {before * 1000:.0f} ms before, {now * 1000:.0f} ms during", len(during))
-    assert now <= 2 * before + 0.25, (before, now)
+    assert now <= 2 * before + 0.5, (before, now)
     # None of them waited for the lock: that alone would take the whole lock timeout.
     assert slowest < LOCK_TIMEOUT_SECONDS, slowest
 
