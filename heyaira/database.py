@@ -154,10 +154,13 @@ class DatabaseExecutor:
     async def run(self, function: Callable[[], R]) -> R:
         loop = asyncio.get_running_loop()
         free = self._free.setdefault(loop, asyncio.Semaphore(self.threads))
-        try:
-            await asyncio.wait_for(free.acquire(), self.wait_seconds)
-        except TimeoutError:
-            raise NoCapacity() from None
+        if not free.locked():
+            await free.acquire()  # a thread is free: no timer needed
+        else:
+            try:
+                await asyncio.wait_for(free.acquire(), self.wait_seconds)
+            except TimeoutError:
+                raise NoCapacity() from None
         try:
             future = self._pool.submit(contextvars.copy_context().run, function)
         except BaseException:
