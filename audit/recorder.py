@@ -6,12 +6,19 @@ codes or secrets (DESIGN section 7).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 import re
+import threading
+from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
 
 from audit.models import AuditEvent, Outcome
+from heyaira.database import unavailable_from
 from projects.access import ActorType, Caller
 from projects.models import Project
 
@@ -61,25 +68,36 @@ def record(
     target_type: str = "",
     target_id: str = "",
     error_code: str = "",
-) -> AuditEvent:
-    return _create(
-        request_id=caller.request_id,
-        actor_type=caller.actor.type,
-        actor_id=caller.actor.id,
-        actor_label=caller.actor.label,
-        user_id=caller.user_id,
-        client_id=caller.client_id or "",
-        credential_kind=caller.credential.kind,
-        credential_fingerprint=caller.credential.fingerprint,
-        resource=caller.resource,
-        instance=caller.instance,
-        project=caller.project,
-        operation=operation,
-        target_type=target_type,
-        target_id=target_id,
-        outcome=outcome,
-        error_code=error_code,
-    )
+) -> None:
+    _write(**_caller_fields(caller, operation, outcome, target_type, target_id, error_code))
+
+
+def _caller_fields(
+    caller: Caller,
+    operation: str,
+    outcome: Outcome,
+    target_type: str = "",
+    target_id: str = "",
+    error_code: str = "",
+) -> dict[str, Any]:
+    return {
+        "request_id": caller.request_id[:64],
+        "actor_type": caller.actor.type,
+        "actor_id": caller.actor.id[:64],
+        "actor_label": caller.actor.label[:150],
+        "user_id": caller.user_id,
+        "client_id": (caller.client_id or "")[:100],
+        "credential_kind": caller.credential.kind,
+        "credential_fingerprint": caller.credential.fingerprint,
+        "resource": caller.resource[:300],
+        "instance": caller.instance[:100],
+        "project_id": caller.project.pk,
+        "operation": operation,
+        "target_type": target_type,
+        "target_id": target_id[:128],
+        "outcome": outcome,
+        "error_code": error_code,
+    }
 
 
 def record_security_event(
@@ -91,38 +109,67 @@ def record_security_event(
     target_type: str = "",
     target_id: str = "",
     error_code: str = "",
-) -> AuditEvent:
-    return _create(
-        request_id=context.request_id,
-        actor_type=context.actor_type,
-        actor_id=context.actor_id,
-        actor_label=context.actor_label,
-        user_id=context.user_id,
-        client_id=context.client_id,
-        credential_kind=context.credential_kind,
-        credential_fingerprint=context.credential_fingerprint,
-        resource=context.resource,
-        instance=context.instance,
-        project=project,
-        operation=operation,
-        target_type=target_type,
-        target_id=target_id,
-        outcome=outcome,
-        error_code=error_code,
+) -> None:
+    _write(
+        **_security_fields(operation, outcome, context, project, target_type, target_id, error_code)
     )
 
 
-def _create(**fields: object) -> AuditEvent:
-    """One row, every text value made storable first: a client's text (an unknown tool's name, a
-    request id) may hold what PostgreSQL text cannot (NUL, lone surrogates), and losing the row
-    to it would lose the record of the attempt."""
-    cleaned = {
+def defer_security_event(
+    operation: str, outcome: Outcome, context: SecurityContext, *, error_code: str = ""
+) -> None:
+    """A security event to write once the database answers (no database work now)."""
+    defer(_security_fields(operation, outcome, context, error_code=error_code))
+
+
+def _security_fields(
+    operation: str,
+    outcome: Outcome,
+    context: SecurityContext,
+    project: Project | None = None,
+    target_type: str = "",
+    target_id: str = "",
+    error_code: str = "",
+) -> dict[str, Any]:
+    return {
+        "request_id": context.request_id[:64],
+        "actor_type": context.actor_type,
+        "actor_id": context.actor_id[:64],
+        "actor_label": context.actor_label[:150],
+        "user_id": context.user_id,
+        "client_id": context.client_id[:100],
+        "credential_kind": context.credential_kind,
+        "credential_fingerprint": context.credential_fingerprint,
+        "resource": context.resource[:300],
+        "instance": context.instance[:100],
+        "project_id": project.pk if project is not None else None,
+        "operation": operation,
+        "target_type": target_type,
+        "target_id": target_id[:128],
+        "outcome": outcome,
+        "error_code": error_code,
+    }
+
+
+def defer_after_failure(caller: Caller, operation: str, note: AuditNote, code: str) -> None:
+    """A rejection caused by the database being unreachable: its row waits for the database."""
+    defer(
+        _caller_fields(
+            caller, operation, Outcome.REJECTED, note.target_type, note.target_id, error_code=code
+        )
+    )
+
+
+def _storable_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """Every text value made storable: a client's text (an unknown tool's name, a request id)
+    may hold what PostgreSQL text cannot (NUL, lone surrogates), and losing the row to it would
+    lose the record of the attempt."""
+    return {
         name: storable(value, AuditEvent._meta.get_field(name).max_length)  # type: ignore[union-attr]
         if isinstance(value, str)
         else value
         for name, value in fields.items()
     }
-    return AuditEvent.objects.create(**cleaned)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -154,3 +201,96 @@ def record_after_failure(caller: Caller, operation: str, note: AuditNote, code: 
         )
     except Exception:
         logger.exception("could not record audit event for %s (%s)", operation, code)
+
+
+# --- rows the database could not take ----------------------------------------------------------
+#
+# A rejection must be audited even when it was caused by the database being away. Its row waits
+# here (identifiers and outcomes only, as every row) and is written by the next unit of database
+# work that succeeds. Bounded: past MAX_PENDING, or when the process ends, a row is logged at
+# WARNING with its fields instead, so it is never silently lost.
+
+MAX_PENDING = 1000
+_pending: deque[dict[str, Any]] = deque()
+_pending_lock = threading.Lock()
+_this_thread = threading.local()
+
+
+def _write(**fields: Any) -> None:
+    fields = _storable_fields(fields)
+    try:
+        AuditEvent.objects.create(**fields)
+    except Exception as error:
+        if connection.in_atomic_block or unavailable_from(error) is None:
+            raise  # inside a transaction the row goes (or not) with it
+        defer(fields)
+
+
+def defer(fields: dict[str, Any]) -> None:
+    """Keep a row for the next flush (its time is the time it is written)."""
+    fields = _storable_fields(fields)
+    _this_thread.deferred = True
+    with _pending_lock:
+        if len(_pending) >= MAX_PENDING:
+            _log_unrecorded(_pending.popleft(), "the queue of pending audit rows is full")
+        _pending.append(fields)
+
+
+def defer_rejection(caller: Caller, operation: str, error_code: str) -> None:
+    """A rejection that happened before any database work could start (no thread came free)."""
+    defer(_caller_fields(caller, operation, Outcome.REJECTED, error_code=error_code))
+
+
+def unit_started() -> None:
+    """A new unit of database work (an MCP call, a Django request) begins in this thread."""
+    _this_thread.deferred = False
+
+
+def pending_count() -> int:
+    return len(_pending)
+
+
+def flush_pending() -> int:
+    """Write the rows that waited for the database; returns how many. Call it outside any
+    transaction, after work that reached the database. A failure keeps them for the next try."""
+    if getattr(_this_thread, "deferred", False):
+        # The database refused a row of this very unit: do not make the same request wait for
+        # it again; another unit will write them.
+        return 0
+    if not _pending or connection.in_atomic_block:
+        return 0
+    with _pending_lock:
+        batch = list(_pending)
+        _pending.clear()
+    try:
+        AuditEvent.objects.bulk_create([AuditEvent(**fields) for fields in batch])
+    except Exception as error:
+        if unavailable_from(error) is None:
+            logger.exception("pending audit rows could not be written")
+        for fields in reversed(batch):
+            _requeue(fields)
+        return 0
+    return len(batch)
+
+
+def _requeue(fields: dict[str, Any]) -> None:
+    with _pending_lock:
+        if len(_pending) >= MAX_PENDING:
+            _log_unrecorded(fields, "the queue of pending audit rows is full")
+        else:
+            _pending.appendleft(fields)
+
+
+def _log_unrecorded(fields: dict[str, Any], why: str) -> None:
+    printable = {name: str(value) for name, value in fields.items() if value not in ("", None)}
+    logger.warning("audit event not recorded (%s): %s", why, printable)
+
+
+@atexit.register
+def log_pending() -> None:
+    """The process ends (ASGI lifespan shutdown, or exit): log the rows still waiting."""
+    with _pending_lock:
+        rows = list(_pending)
+        _pending.clear()
+    for fields in rows:
+        _log_unrecorded(fields, "the process ended before the database came back")

@@ -21,6 +21,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heyaira.settings")
 django_application = get_asgi_application()
 
 # Imported after Django is set up: the MCP transport uses models.
+from audit.recorder import log_pending  # noqa: E402
 from continuity.mcp.asgi import McpEndpoint  # noqa: E402
 from continuity.mcp.server import build_session_manager  # noqa: E402
 
@@ -60,6 +61,8 @@ class HeyAiraApplication:
         async with self.manager.run():
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
+        # Servers may end the process by a signal after this, skipping atexit.
+        log_pending()
         await send({"type": "lifespan.shutdown.complete"})
 
 

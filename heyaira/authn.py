@@ -23,16 +23,23 @@ from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.utils import timezone
 
 from audit.models import Outcome
-from audit.recorder import fingerprint
-from heyaira.errors import Forbidden, HeyAiraError, Unauthenticated
+from audit.recorder import (
+    SecurityContext,
+    defer_security_event,
+    fingerprint,
+    record_security_event,
+)
+from heyaira.database import retry_lost_connection, unavailable_from, unreachable
+from heyaira.errors import Forbidden, HeyAiraError, Unauthenticated, Unavailable
 from heyaira.oauth import audit
 from heyaira.oauth.models import AccessToken
 from heyaira.oauth.policy import access_token_problem, member_role, metadata_url
 from projects.access import Actor, ActorType, Caller, Credential, CredentialKind, Role, Scope
-from projects.api_keys import api_key_find, api_key_touch, looks_like_api_key
+from projects.api_keys import api_key_find, api_key_prefix, api_key_touch, looks_like_api_key
 from projects.models import ApiKey
 from projects.stepup import InsufficientScope
 
@@ -82,9 +89,57 @@ def authenticate(
     if match is None:
         attempt.fail("malformed_credential", "The Authorization header is not a Bearer token.")
     token = match.group(1)
+    try:
+        return retry_lost_connection(lambda: _caller_for(token, attempt))
+    except DatabaseError as error:
+        unavailable = unavailable_from(error)
+        if unavailable is None:
+            raise
+        logger.warning("authentication at %s: the database is unavailable", resource)
+        audit_row = defer_security_event if unreachable(error) else record_security_event
+        audit_row(
+            audit.AUTHENTICATE,
+            Outcome.REJECTED,
+            _unchecked_context(token, attempt),
+            error_code=unavailable.code,
+        )
+        raise unavailable from error
+
+
+def defer_unavailable_audit(
+    authorization: str | None, *, resource: ResourceName, request_id: str
+) -> None:
+    """Audit a request refused `unavailable` before authentication could even start (no
+    database thread came free): the row waits for the database (audit.recorder)."""
+    match = _BEARER.match((authorization or "").strip())
+    attempt = _Attempt(resource, request_id, "")
+    context = _unchecked_context(match.group(1) if match else "", attempt)
+    defer_security_event(audit.AUTHENTICATE, Outcome.REJECTED, context, error_code=Unavailable.code)
+
+
+def _caller_for(token: str, attempt: _Attempt) -> Caller:
     if looks_like_api_key(token):
         return _api_key_caller(token, attempt)
     return _oauth_caller(token, attempt)
+
+
+def _unchecked_context(token: str, attempt: _Attempt) -> SecurityContext:
+    """Who a credential that could not be checked claims to be: its kind and the fingerprint
+    its audit rows carry (derived from the credential alone, never the credential)."""
+    kind, tag = "", ""
+    if looks_like_api_key(token):
+        prefix = api_key_prefix(token)
+        kind, tag = CredentialKind.API_KEY, fingerprint(prefix) if prefix else ""
+    elif token:
+        checksum = hashlib.sha256(token.encode()).hexdigest()
+        kind, tag = CredentialKind.OAUTH_TOKEN, fingerprint(checksum)
+    return SecurityContext(
+        request_id=attempt.request_id,
+        resource=attempt.audience,
+        instance=settings.HEYAIRA_INSTANCE,
+        credential_kind=kind,
+        credential_fingerprint=tag,
+    )
 
 
 def challenge(

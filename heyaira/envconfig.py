@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -102,18 +103,37 @@ def public_url(name: str, default: str) -> str:
     return raw.rstrip("/")
 
 
-def database_from_url(url: str, *, base_dir: Path, pool_size: int = 0) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DatabaseLimits:
+    """How long database work may wait, in milliseconds (0: no limit)."""
+
+    pool_timeout_ms: int = 5000  # for a pooled connection
+    statement_timeout_ms: int = 10000
+    lock_timeout_ms: int = 3000
+
+
+def database_from_url(
+    url: str, *, base_dir: Path, pool_size: int = 0, limits: DatabaseLimits | None = None
+) -> dict[str, Any]:
     """Turn DATABASE_URL into a Django DATABASES entry (sqlite:/// or postgres://).
 
-    pool_size > 0 gives PostgreSQL a connection pool of at most that many connections.
+    pool_size > 0 gives PostgreSQL a connection pool of at most that many connections. On
+    PostgreSQL the statement and lock timeouts are session settings sent when each connection
+    opens, so pooled connections keep them and every request (MCP, REST, admin) has them.
     """
+    limits = limits or DatabaseLimits()
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         return _sqlite_database(url, parts.netloc, parts.path, base_dir)
     if parts.scheme in ("postgres", "postgresql"):
         database = _postgres_database(url, parts)
+        database["OPTIONS"]["options"] = _session_options(limits, database["OPTIONS"])
         if pool_size > 0:
-            database["OPTIONS"]["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 10}
+            database["OPTIONS"]["pool"] = {
+                "min_size": 1,
+                "max_size": pool_size,
+                "timeout": limits.pool_timeout_ms / 1000,
+            }
         return database
     raise ConfigError(
         f"DATABASE_URL scheme {parts.scheme!r} is not supported; use sqlite:///PATH or "
@@ -162,6 +182,28 @@ def _postgres_database(url: str, parts: Any) -> dict[str, Any]:
         "PORT": str(port or ""),
         "OPTIONS": options,
     }
+
+
+def _session_options(limits: DatabaseLimits, options: dict[str, Any]) -> str:
+    """libpq's `options`: ours first, so that an `options=` in DATABASE_URL can override them."""
+    ours = (
+        f"-c statement_timeout={limits.statement_timeout_ms} "
+        f"-c lock_timeout={limits.lock_timeout_ms}"
+    )
+    given = str(options.get("options", "")).strip()
+    return f"{ours} {given}" if given else ours
+
+
+def database_limits(
+    *, pool_timeout_ms: int, statement_timeout_ms: int, lock_timeout_ms: int
+) -> DatabaseLimits:
+    if statement_timeout_ms and lock_timeout_ms >= statement_timeout_ms:
+        # PostgreSQL: a lock_timeout not below statement_timeout would never fire.
+        raise ConfigError(
+            f"DATABASE_LOCK_TIMEOUT_MS={lock_timeout_ms} must be below "
+            f"DATABASE_STATEMENT_TIMEOUT_MS={statement_timeout_ms} (or 0 for no lock timeout)"
+        )
+    return DatabaseLimits(pool_timeout_ms, statement_timeout_ms, lock_timeout_ms)
 
 
 def _redact(url: str) -> str:

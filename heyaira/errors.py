@@ -93,6 +93,18 @@ class DuplicateReceipt(HeyAiraError):
     default_message = "A work receipt for this task and session_ref already exists."
 
 
+class Unavailable(HeyAiraError):
+    """The database is briefly unreachable, or a lock or statement timeout fired: nothing was
+    done, and the same request may be sent again after `retry_after` seconds."""
+
+    code = "unavailable"
+    default_message = "The service is briefly unavailable; retry the request in a moment."
+
+    def __init__(self, message: str | None = None, *, retry_after: int = 1) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.retry_after = retry_after
+
+
 # Every code a client can receive, in the order of DESIGN section 5.
 ERROR_CODES: tuple[str, ...] = (
     Unauthenticated.code,
@@ -104,4 +116,5 @@ ERROR_CODES: tuple[str, ...] = (
     InvalidTransition.code,
     IdempotencyConflict.code,
     DuplicateReceipt.code,
+    Unavailable.code,
 )

@@ -15,6 +15,7 @@ from heyaira.envconfig import (
     apply_debug_defaults,
     cache_from_url,
     database_from_url,
+    database_limits,
     env_bool,
     env_int,
     env_list,
@@ -87,6 +88,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "heyaira.middleware.RequestIdMiddleware",
+    "heyaira.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -119,15 +121,28 @@ TEMPLATES = [
 # runs its ORM work in a fresh thread, so per-thread persistent connections would leak, while
 # opening a connection per request costs more than most operations. DATABASE_POOL_SIZE=0 turns
 # it off (then DATABASE_CONN_MAX_AGE may keep connections instead).
+# Database work from /mcp runs on DATABASE_POOL_SIZE threads of its own (heyaira.database).
 DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 10, minimum=0)
+# How long a request waits for a database thread or a pooled connection before it is answered
+# `unavailable`; and, on PostgreSQL, the longest a statement may run and wait for a lock.
+DATABASE_POOL_TIMEOUT_MS = env_int("DATABASE_POOL_TIMEOUT_MS", 5000, minimum=1)
+DATABASE_LIMITS = database_limits(
+    pool_timeout_ms=DATABASE_POOL_TIMEOUT_MS,
+    statement_timeout_ms=env_int("DATABASE_STATEMENT_TIMEOUT_MS", 10000, minimum=0),
+    lock_timeout_ms=env_int("DATABASE_LOCK_TIMEOUT_MS", 3000, minimum=0),
+)
 DATABASES = {
     "default": database_from_url(
         env_str("DATABASE_URL", "sqlite:///var/heyaira.sqlite3"),
         base_dir=BASE_DIR,
         pool_size=DATABASE_POOL_SIZE,
+        limits=DATABASE_LIMITS,
     )
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0)
+# The pool checks each connection before handing it out: after a restart, a failover or an idle
+# timeout it would otherwise hand out dead ones (without a pool, persistent connections).
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["OPTIONS"].get("pool") and DATABASES["default"]["CONN_MAX_AGE"]:
     raise ConfigError("DATABASE_CONN_MAX_AGE needs DATABASE_POOL_SIZE=0: a pool already keeps them")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -119,6 +119,12 @@ def looks_like_api_key(value: str) -> bool:
     return value.startswith(API_KEY_PREFIX)
 
 
+def api_key_prefix(secret: str) -> str | None:
+    """The public prefix of a well-formed key (what audit fingerprints name), unchecked."""
+    match = _KEY_PATTERN.match(secret)
+    return match.group(1) if match else None
+
+
 def api_key_find(secret: str) -> ApiKey | None:
     """The key this secret opens, revoked and expired ones included (the caller decides), or
     None. The HMAC is compared in constant time; the prefix alone opens nothing."""

@@ -16,7 +16,8 @@ from typing import Any, Generic, TypeVar
 import pydantic
 from django.db import transaction
 
-from audit.recorder import AuditNote, record, record_after_failure
+from audit.recorder import AuditNote, defer_after_failure, record, record_after_failure
+from heyaira.database import retry_lost_connection, unavailable_from, unreachable
 from heyaira.errors import HeyAiraError, ValidationError, WriteContextMismatch
 from projects.access import Caller, Capability
 from projects.stepup import require_scopes
@@ -56,16 +57,37 @@ class Operation(Generic[InputT, ResultT]):
             caller.require(self.capability)
             args = parse_input(self.input_model, arguments if arguments is not None else kwargs)
             check_write_context(caller, args)
-            if self.writes:
-                with transaction.atomic(durable=True):
-                    return self._run(caller, args, note)
-            return self._run(caller, args, note)
+            return self._execute(caller, args, note)
         except HeyAiraError as error:
             record_after_failure(caller, self.name, note, error.code)
             raise
-        except Exception:
-            record_after_failure(caller, self.name, note, "internal")
-            raise
+        except Exception as error:
+            unavailable = unavailable_from(error)
+            if unavailable is None:
+                record_after_failure(caller, self.name, note, "internal")
+                raise
+            # The database went away or a lock/statement timeout fired, and the transaction
+            # rolled back (a connection lost during COMMIT itself may hide a commit: the
+            # client's retry then meets stale_version, or its idempotency key's first result).
+            audit = defer_after_failure if unreachable(error) else record_after_failure
+            audit(caller, self.name, note, unavailable.code)
+            raise unavailable from error
+
+    def _execute(self, caller: Caller, args: InputT, note: AuditNote) -> ResultT:
+        """Run the body once, or twice when the connection died before anything was committed
+        (a read, or a write whose transaction never reached COMMIT)."""
+        committing = False
+
+        def once() -> ResultT:
+            nonlocal committing
+            if not self.writes:
+                return self._run(caller, args, note)
+            with transaction.atomic(durable=True):
+                result = self._run(caller, args, note)
+                committing = True  # a connection lost from here on may hide a commit
+            return result
+
+        return retry_lost_connection(once, repeatable=lambda: not committing)
 
     def _run(self, caller: Caller, args: InputT, note: AuditNote) -> ResultT:
         result = self.body(caller, args, note)

@@ -8,6 +8,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 
 from heyaira import authn
+from heyaira.database import unavailable_from
 from heyaira.errors import (
     DuplicateReceipt,
     Forbidden,
@@ -17,6 +18,7 @@ from heyaira.errors import (
     NotFound,
     StaleVersion,
     Unauthenticated,
+    Unavailable,
     ValidationError,
     WriteContextMismatch,
 )
@@ -33,6 +35,7 @@ STATUS_BY_CODE: dict[str, int] = {
     InvalidTransition.code: 409,
     IdempotencyConflict.code: 422,
     DuplicateReceipt.code: 409,
+    Unavailable.code: 503,
 }
 
 
@@ -52,6 +55,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             return _answer(failure.error, failure.status, failure.www_authenticate)
     if isinstance(exc, HeyAiraError):
         return _answer(exc, status_for(exc))
+    unavailable = unavailable_from(exc)
+    if unavailable is not None:
+        # A database fault outside any operation (a selector, DRF itself): retryable, never 500.
+        return _answer(unavailable, status_for(unavailable))
     if isinstance(exc, APIException):
         # DRF's own refusals (method not allowed, unacceptable media type...) in our shape.
         error = {"code": exc.get_codes() if isinstance(exc.get_codes(), str) else "invalid"}
@@ -61,5 +68,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
 
 def _answer(error: HeyAiraError, status: int, challenge: str | None = None) -> Response:
-    headers = {"WWW-Authenticate": challenge} if challenge else None
-    return Response({"error": error.as_dict()}, status=status, headers=headers)
+    headers = {"WWW-Authenticate": challenge} if challenge else {}
+    if isinstance(error, Unavailable):
+        headers["Retry-After"] = str(error.retry_after)
+    return Response({"error": error.as_dict()}, status=status, headers=headers or None)

@@ -20,7 +20,10 @@ from continuity.mcp import jsonrpc
 from continuity.mcp.orm import run_orm
 from continuity.mcp.server import current_caller
 from continuity.mcp.tools import TOOLS
+from continuity.mcp.unavailable import unavailable_answer
 from heyaira import authn
+from heyaira.database import NoCapacity
+from heyaira.errors import Unavailable
 from heyaira.middleware import request_id_from
 from projects import stepup
 from projects.access import Caller
@@ -54,13 +57,7 @@ class McpEndpoint:
             await _respond(send, envelope.status, envelope.body())
             return
         try:
-            caller = await run_orm(
-                authn.authenticate,
-                headers.get("authorization"),
-                resource="mcp",
-                request_id=request_id,
-                client_address=_client_address(scope),
-            )
+            caller = await _authenticate(headers, request_id, scope)
             await _require_scope_for_tool(caller, envelope)
         except authn.AuthenticationFailed as failure:
             await _respond(
@@ -69,6 +66,9 @@ class McpEndpoint:
                 json.dumps({"error": failure.error.as_dict()}).encode(),
                 [("www-authenticate", failure.www_authenticate)],
             )
+            return
+        except Unavailable as error:
+            await _respond_unavailable(send, headers, body, error)
             return
         token = current_caller.set(caller)
         try:
@@ -96,6 +96,31 @@ class McpEndpoint:
         await self.manager.handle_request(
             {**scope, "headers": envelope.headers}, _replay(envelope.body), send
         )
+
+
+async def _authenticate(headers: dict[str, str], request_id: str, scope: Scope) -> Caller:
+    """The Caller, or Unavailable when the database cannot say (already audited, or queued for
+    the audit log when no database thread even came free)."""
+    try:
+        return await run_orm(
+            authn.authenticate,
+            headers.get("authorization"),
+            resource="mcp",
+            request_id=request_id,
+            client_address=_client_address(scope),
+        )
+    except NoCapacity:
+        authn.defer_unavailable_audit(
+            headers.get("authorization"), resource="mcp", request_id=request_id
+        )
+        raise
+
+
+async def _respond_unavailable(
+    send: Send, headers: dict[str, str], body: bytes, error: Unavailable
+) -> None:
+    answer = unavailable_answer(body, headers.get("mcp-protocol-version"), error)
+    await _respond(send, 200, answer, [("retry-after", str(error.retry_after))])
 
 
 class _Captured:

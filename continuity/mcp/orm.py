@@ -5,27 +5,44 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from asgiref.sync import sync_to_async
-from django.db import close_old_connections
+from django.db import DatabaseError, close_old_connections
+
+from audit.recorder import flush_pending, unit_started
+from heyaira import database
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
 async def run_orm(function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """Run sync ORM code in a worker thread, framed like a Django request.
+    """Run sync ORM code on the database executor, framed like a Django request.
 
     Requests to /mcp never pass through Django's handler, so nothing else closes connections
-    that are broken or past CONN_MAX_AGE; doing it around each unit keeps the worker threads'
-    connections healthy (and, with CONN_MAX_AGE=0, closed). Not thread-sensitive: every unit
-    is self-contained (one service call, one transaction), so units may run in parallel.
+    that are broken or past CONN_MAX_AGE; doing it around each unit returns pooled connections
+    and discards dead ones. Every unit is self-contained (one service call, one transaction), so
+    units run in parallel, at most as many as the executor has threads (heyaira.database).
+    A database fault comes out as heyaira.errors.Unavailable.
     """
 
     def framed() -> R:
         close_old_connections()
+        database.purge_dead_connections()  # only after a connection fault
+        unit_started()
+        answered = True
         try:
             return function(*args, **kwargs)
+        except Exception as error:
+            answered = database.unavailable_from(error) is None
+            raise
         finally:
-            close_old_connections()
+            if answered:
+                flush_pending()  # the database is back: write the audit rows that waited
+            database.drop_connection()
 
-    return await sync_to_async(framed, thread_sensitive=False)()
+    try:
+        return await database.executor().run(framed)
+    except DatabaseError as error:
+        unavailable = database.unavailable_from(error)
+        if unavailable is None:
+            raise
+        raise unavailable from error

@@ -20,16 +20,21 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 
-from audit.recorder import AuditNote, record_after_failure, storable
+from audit.recorder import AuditNote, defer_rejection, record_after_failure, storable
 from continuity.mcp.orm import run_orm
 from continuity.mcp.tools import INSTRUCTIONS, SPECS, TOOLS
-from heyaira.errors import HeyAiraError
+from heyaira.database import NoCapacity
+from heyaira.errors import HeyAiraError, Unavailable
 from projects.access import Caller
 
 logger = logging.getLogger(__name__)
 
 # The authenticated Caller of the request being served (set by the ASGI wrapper).
 current_caller: contextvars.ContextVar[Caller] = contextvars.ContextVar("heyaira_mcp_caller")
+
+# `unavailable` as a JSON-RPC error, where no tool result can carry it: -32000..-32019 are
+# implementation-defined (mcp_types.jsonrpc), and -32002 is retired.
+UNAVAILABLE_RPC_CODE = -32010
 
 _TOOL_LIST = [spec.as_tool() for spec in SPECS]
 _INPUT_SCHEMAS = {tool.name: tool.input_schema for tool in _TOOL_LIST}
@@ -67,6 +72,10 @@ async def call_tool(
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
     try:
         data = await run_orm(spec.operation, caller, params.arguments or {})
+    except NoCapacity as error:
+        # The operation never ran, so it audited nothing: the row waits for the database.
+        defer_rejection(caller, spec.name, error.code)
+        return error_result(error)
     except HeyAiraError as error:
         return error_result(error)
     except Exception:
@@ -87,13 +96,16 @@ def _record_unknown_tool(caller: Caller, name: str) -> None:
 
 class HideInternalErrors:
     """No exception text ever reaches a client as a JSON-RPC error (the SDK's legacy path would
-    send str(exc)); tool failures are already results, so this only guards the rest."""
+    send str(exc)); tool failures are already results, so this only guards the rest. A database
+    fault anywhere else is still the retryable `unavailable`, never -32603."""
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         try:
             return await call_next(ctx)
         except (MCPError, pydantic.ValidationError):
             raise
+        except Unavailable as error:
+            raise MCPError(UNAVAILABLE_RPC_CODE, error.message, error.as_dict()) from None
         except Exception:
             logger.exception("MCP request failed")
             raise MCPError(code=types.INTERNAL_ERROR, message="Internal server error") from None

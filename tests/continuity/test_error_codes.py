@@ -1,6 +1,8 @@
 """Every pinned error code of DESIGN section 5 (but `unauthenticated`, which authentication
-raises before any service runs) comes from the service that owns it, with its stable code, a
-message a client can show, the fields the table promises, and an audit row."""
+raises before any service runs, and `unavailable`, which the database layer raises: see
+tests/core/test_database_faults.py and test_lock_isolation.py) comes from the service that owns
+it, with its stable code, a message a client can show, the fields the table promises, and an
+audit row."""
 
 from __future__ import annotations
 
@@ -91,8 +93,8 @@ DETAILS = {
 
 
 def test_every_pinned_code_but_unauthenticated_has_a_scenario() -> None:
-    assert set(ERROR_CODES) - {"unauthenticated"} == set(SCENARIOS)
-    assert len(ERROR_CODES) == 9
+    assert set(ERROR_CODES) - {"unauthenticated", "unavailable"} == set(SCENARIOS)
+    assert len(ERROR_CODES) == 10
 
 
 @pytest.mark.parametrize("code", SCENARIOS)
