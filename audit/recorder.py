@@ -80,24 +80,21 @@ def _caller_fields(
     target_id: str = "",
     error_code: str = "",
 ) -> dict[str, Any]:
-    return {
-        "request_id": caller.request_id[:64],
-        "actor_type": caller.actor.type,
-        "actor_id": caller.actor.id[:64],
-        "actor_label": caller.actor.label[:150],
-        "user_id": caller.user_id,
-        "client_id": (caller.client_id or "")[:100],
-        "credential_kind": caller.credential.kind,
-        "credential_fingerprint": caller.credential.fingerprint,
-        "resource": caller.resource[:300],
-        "instance": caller.instance[:100],
-        "project_id": caller.project.pk,
-        "operation": operation,
-        "target_type": target_type,
-        "target_id": target_id[:128],
-        "outcome": outcome,
-        "error_code": error_code,
-    }
+    context = SecurityContext(
+        actor_type=caller.actor.type,
+        actor_id=caller.actor.id,
+        actor_label=caller.actor.label,
+        user_id=caller.user_id,
+        client_id=caller.client_id or "",
+        request_id=caller.request_id,
+        resource=caller.resource,
+        instance=caller.instance,
+        credential_kind=caller.credential.kind,
+        credential_fingerprint=caller.credential.fingerprint,
+    )
+    return _security_fields(
+        operation, outcome, context, caller.project, target_type, target_id, error_code
+    )
 
 
 def record_security_event(
@@ -132,20 +129,20 @@ def _security_fields(
     error_code: str = "",
 ) -> dict[str, Any]:
     return {
-        "request_id": context.request_id[:64],
+        "request_id": context.request_id,
         "actor_type": context.actor_type,
-        "actor_id": context.actor_id[:64],
-        "actor_label": context.actor_label[:150],
+        "actor_id": context.actor_id,
+        "actor_label": context.actor_label,
         "user_id": context.user_id,
-        "client_id": context.client_id[:100],
+        "client_id": context.client_id,
         "credential_kind": context.credential_kind,
         "credential_fingerprint": context.credential_fingerprint,
-        "resource": context.resource[:300],
-        "instance": context.instance[:100],
+        "resource": context.resource,
+        "instance": context.instance,
         "project_id": project.pk if project is not None else None,
         "operation": operation,
         "target_type": target_type,
-        "target_id": target_id[:128],
+        "target_id": target_id,
         "outcome": outcome,
         "error_code": error_code,
     }

@@ -35,6 +35,7 @@ def front_door(request: HttpRequest) -> HttpResponse:
         "mcp_url": settings.HEYAIRA_MCP_RESOURCE,
         "identity_url": f"{settings.HEYAIRA_PUBLIC_URL}/api/v1/identity",
         "healthz_url": f"{settings.HEYAIRA_PUBLIC_URL}/healthz",
+        "readyz_url": f"{settings.HEYAIRA_PUBLIC_URL}/readyz",
         "instance": settings.HEYAIRA_INSTANCE,
     }
     if request.user.is_authenticated:

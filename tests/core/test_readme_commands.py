@@ -90,6 +90,7 @@ COVERAGE: dict[str, str] = {
     "make run": SERVER,  # inline; the restart runs it with exactly this text
     MAKE_TEST: CI,
     "make test": CI,
+    "make conformance-tools": CI,
     DEMO_KEY: RUN,
     CREATEDB: PG,
     PG_RUN: PG_SERVER,
