@@ -15,9 +15,10 @@ from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
-from heyaira.errors import HeyAiraError
+from audit.recorder import AuditNote, record_after_failure
+from heyaira.errors import Forbidden, HeyAiraError
 from projects.access import Role
 from projects.admin_support import (
     ServiceBackedAdmin,
@@ -27,6 +28,7 @@ from projects.admin_support import (
     grantable_roles,
     projects_with,
 )
+from projects.callers import session_caller
 from projects.models import Membership, Project, ProjectRepository, Provider, Repository
 from projects.services import (
     membership_add,
@@ -158,6 +160,37 @@ class MembershipAdmin(ServiceBackedAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Membership) -> None:
         membership_remove(caller_for(request, obj.project), membership_id=obj.pk)
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        if request.method == "POST" and object_id is not None:
+            self._audit_forged_post(request, object_id, "membership_change")
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        if request.method == "POST":
+            self._audit_forged_post(request, object_id, "membership_remove")
+        return super().delete_view(request, object_id, extra_context)
+
+    def _audit_forged_post(self, request: HttpRequest, object_id: str, operation: str) -> None:
+        """A change or removal posted to a page that was shown read-only: Django answers 403
+        before any service runs, so the refusal is audited here, as the service would have."""
+        obj = self.get_object(request, object_id)
+        if obj is None or self._may_grant(request, obj):
+            return
+        caller = session_caller(
+            request.user, obj.project, request_id=getattr(request, "request_id", "")
+        )
+        if caller is not None:
+            note = AuditNote(target_type="membership", target_id=str(obj.pk))
+            record_after_failure(caller, operation, note, Forbidden.code)
 
 
 # --- repository bindings ------------------------------------------------------------------
