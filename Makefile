@@ -33,6 +33,7 @@ test: lint typecheck pytest smoke
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
 
 typecheck: $(VENV)/.dev
 	DEBUG=true $(PY) -m mypy .

@@ -24,7 +24,7 @@ def _unit_started(**kwargs: Any) -> None:
 
 def _flush_pending_audit(**kwargs: Any) -> None:
     from audit.recorder import flush_pending, pending_count
-    from heyaira.database import drop_connection
+    from core.database import drop_connection
 
     if pending_count():
         flush_pending()

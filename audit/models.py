@@ -7,8 +7,6 @@ from typing import Any
 
 from django.db import models
 
-from projects.models import Project
-
 
 class Outcome(models.TextChoices):
     SUCCESS = "success"
@@ -32,21 +30,15 @@ class AuditEvent(models.Model):
     actor_type = models.CharField(max_length=16)
     actor_id = models.CharField(max_length=64, blank=True)
     actor_label = models.CharField(max_length=150, blank=True)
-    # A plain column, not a foreign key: deleting a user or project never rewrites history.
+    # Plain columns, not foreign keys: deleting a user or project never rewrites history, and
+    # the audit app depends on no other app.
     user_id = models.BigIntegerField(null=True, blank=True)
     client_id = models.CharField(max_length=100, blank=True)
     credential_kind = models.CharField(max_length=16, blank=True)
     credential_fingerprint = models.CharField(max_length=16, blank=True)
     resource = models.CharField(max_length=300, blank=True)
     instance = models.CharField(max_length=100, blank=True)
-    project = models.ForeignKey(
-        Project,
-        null=True,
-        blank=True,
-        on_delete=models.DO_NOTHING,
-        db_constraint=False,
-        related_name="+",
-    )
+    project_id = models.UUIDField(null=True, blank=True, db_index=True)
     operation = models.CharField(max_length=64)
     target_type = models.CharField(max_length=32, blank=True)
     target_id = models.CharField(max_length=128, blank=True)
@@ -58,8 +50,8 @@ class AuditEvent(models.Model):
     class Meta:
         ordering = ["-occurred_at", "-id"]
         indexes = [
-            models.Index(fields=["project", "-occurred_at"], name="audit_project_time"),
-            models.Index(fields=["project", "operation"], name="audit_project_operation"),
+            models.Index(fields=["project_id", "-occurred_at"], name="audit_project_time"),
+            models.Index(fields=["project_id", "operation"], name="audit_project_operation"),
             models.Index(fields=["request_id"], name="audit_request"),
         ]
 

@@ -13,16 +13,22 @@ import re
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from django.db import connection
 
 from audit.models import AuditEvent, Outcome
-from heyaira.database import unavailable_from
-from projects.access import ActorType, Caller
-from projects.models import Project
+from core.access import ActorType, Caller
+from core.database import unavailable_from
 
 logger = logging.getLogger(__name__)
+
+
+class Identified(Protocol):
+    """A project as the audit log sees it: an id (the audit app imports no other app)."""
+
+    @property
+    def pk(self) -> Any: ...
 
 
 @dataclass
@@ -102,7 +108,7 @@ def record_security_event(
     outcome: Outcome,
     context: SecurityContext,
     *,
-    project: Project | None = None,
+    project: Identified | None = None,
     target_type: str = "",
     target_id: str = "",
     error_code: str = "",
@@ -123,7 +129,7 @@ def _security_fields(
     operation: str,
     outcome: Outcome,
     context: SecurityContext,
-    project: Project | None = None,
+    project: Identified | None = None,
     target_type: str = "",
     target_id: str = "",
     error_code: str = "",

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from continuity import selectors, services
 from continuity.models import Memory
-from heyaira import authn
+from identity import authn
 from projects.api_keys import api_key_create
 from projects.callers import operator_caller
 from projects.models import Project

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StrictInt, model_validator
 
 from continuity.models import MEMORY_CONTENT_MAX, STATE_BODY_MAX
-from heyaira.errors import ValidationError
-from heyaira.validation import (
+from core.errors import ValidationError
+from core.validation import (
     NOT_BLANK_PATTERN,
     PRINTABLE_ID_PATTERN,
     SPACE_CLASS,

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
-from projects.access import CredentialKind, Role
+from core.access import CredentialKind, Role
 
 
 class Output(BaseModel):

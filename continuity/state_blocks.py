@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from continuity.models import STATE_BODY_MAX
-from heyaira.errors import ValidationError
+from core.errors import ValidationError
 
 HEADING = "# Running summary"
 

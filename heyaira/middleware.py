@@ -3,22 +3,12 @@ echoed in the response, and carried into the audit log through the Caller."""
 
 from __future__ import annotations
 
-import re
-import uuid
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from heyaira.database import unavailable_from
-
-REQUEST_ID_HEADER = "X-Request-ID"
-_SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
-
-
-def request_id_from(header_value: str | None) -> str:
-    if header_value and _SANE_REQUEST_ID.match(header_value):
-        return header_value
-    return uuid.uuid4().hex
+from core.database import unavailable_from
+from core.request_ids import REQUEST_ID_HEADER, request_id_from
 
 
 class RequestIdMiddleware:

@@ -82,7 +82,7 @@ INSTALLED_APPS = [
     "audit",
     "continuity",
     "oauth2_provider",
-    "heyaira.oauth",
+    "identity",
     "web",
 ]
 
@@ -121,7 +121,7 @@ TEMPLATES = [
 # runs its ORM work in a fresh thread, so per-thread persistent connections would leak, while
 # opening a connection per request costs more than most operations. DATABASE_POOL_SIZE=0 turns
 # it off (then DATABASE_CONN_MAX_AGE may keep connections instead).
-# Database work from /mcp runs on DATABASE_POOL_SIZE threads of its own (heyaira.database).
+# Database work from /mcp runs on DATABASE_POOL_SIZE threads of its own (core.database).
 DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 10, minimum=0)
 # How long a request waits for a database thread or a pooled connection before it is answered
 # `unavailable`; and, on PostgreSQL, the longest a statement may run and wait for a lock.
@@ -149,7 +149,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
     # Django's password backend, closed for a while to an address that failed too often.
-    "heyaira.oauth.throttle.ThrottledModelBackend",
+    "identity.throttle.ThrottledModelBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
 # No guardian "AnonymousUser" row: anonymous callers never hold object permissions here.
@@ -163,7 +163,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "/accounts/login/"
 # A refused CSRF check (a forged consent or sign-in POST) is audited, then answered as usual.
-CSRF_FAILURE_VIEW = "heyaira.oauth.signin.csrf_failure"
+CSRF_FAILURE_VIEW = "identity.signin.csrf_failure"
 # The front door: it shows everyone their projects, and links staff (owners, admins) to /admin/,
 # which would only refuse contributors and viewers.
 LOGIN_REDIRECT_URL = "/"
@@ -212,7 +212,7 @@ LOGGING = {
 CACHES = {"default": cache_from_url(env_str("CACHE_URL", "locmem://"))}
 
 # OAuth 2.1 (DESIGN section 6, shared/OAUTH.md). All five DOT models are swapped into
-# heyaira.oauth so that grants and tokens carry their project.
+# the identity app (label oauth) so that grants and tokens carry their project.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth.Application"
 OAUTH2_PROVIDER_GRANT_MODEL = "oauth.Grant"
 OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth.AccessToken"  # noqa: S105 (a model name)
@@ -225,8 +225,8 @@ HEYAIRA_DCR_RATE_LIMIT_PER_HOUR = env_int("HEYAIRA_DCR_RATE_LIMIT_PER_HOUR", 20,
 HEYAIRA_SIGN_IN_FAILURES_PER_WINDOW = env_int("HEYAIRA_SIGN_IN_FAILURES_PER_WINDOW", 10, minimum=1)
 
 OAUTH2_PROVIDER = {
-    "OAUTH2_SERVER_CLASS": "heyaira.oauth.server.HeyAiraServer",
-    "OAUTH2_VALIDATOR_CLASS": "heyaira.oauth.validators.HeyAiraValidator",
+    "OAUTH2_SERVER_CLASS": "identity.server.HeyAiraServer",
+    "OAUTH2_VALIDATOR_CLASS": "identity.validators.HeyAiraValidator",
     "PKCE_REQUIRED": True,
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
@@ -236,7 +236,7 @@ OAUTH2_PROVIDER = {
     "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
     "ACCESS_TOKEN_EXPIRE_SECONDS": 900,
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
-    # Idle expiry; the absolute 30-day family lifetime is heyaira.oauth.policy's.
+    # Idle expiry; the absolute 30-day family lifetime is identity.policy's.
     "REFRESH_TOKEN_EXPIRE_SECONDS": 14 * 24 * 3600,
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,

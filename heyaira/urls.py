@@ -3,7 +3,7 @@ from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
 from heyaira import views
-from heyaira.oauth.signin import SignInView
+from identity.signin import SignInView
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
@@ -13,7 +13,7 @@ urlpatterns = [
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("api/v1/", include("continuity.api.urls")),
     # OAuth: discovery documents at the origin root, endpoints under /oauth/ (DESIGN section 6).
-    path("", include("heyaira.oauth.urls")),
+    path("", include("identity.urls")),
     # The pages people use: the front door at /.
     path("", include("web.urls")),
 ]

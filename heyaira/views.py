@@ -1,7 +1,7 @@
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
-from heyaira.database import database_answers
+from core.database import database_answers
 
 # Readiness answers within this long, whatever the database does.
 READINESS_TIMEOUT_SECONDS = 2.0

@@ -18,8 +18,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 
 from audit.recorder import AuditNote, record_after_failure
-from heyaira.errors import Forbidden, HeyAiraError
-from projects.access import Role
+from core.access import Role
+from core.errors import Forbidden, HeyAiraError
 from projects.admin_support import (
     ServiceBackedAdmin,
     ServiceForm,
@@ -368,4 +368,4 @@ class RepositoryAdmin(admin.ModelAdmin):
         return self.has_module_permission(request)
 
 
-from projects import admin_api_keys  # noqa: E402, F401  (registers the API key admin)
+from projects import admin_api_keys, admin_audit  # noqa: E402, F401  (register their admins)

@@ -18,9 +18,9 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
-from heyaira.errors import HeyAiraError
+from core.access import Scope
+from core.errors import HeyAiraError
 from projects import admin_reveal
-from projects.access import Scope
 from projects.admin_support import ServiceBackedAdmin, ServiceForm, caller_for
 from projects.api_keys import api_key_create, api_key_revoke
 from projects.models import ApiKey

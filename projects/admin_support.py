@@ -19,10 +19,11 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from guardian.shortcuts import get_objects_for_user
 
-from heyaira.errors import HeyAiraError
-from projects.access import Caller, Role, roles_grantable_by
+from core.access import Caller, Role, roles_grantable_by
+from core.errors import HeyAiraError
 from projects.callers import session_caller
-from projects.models import Membership, Project
+from projects.models import Project
+from projects.roles import member_role
 
 
 def projects_with(user: AbstractBaseUser | AnonymousUser, perm: str) -> QuerySet[Project]:
@@ -47,12 +48,8 @@ def grantable_roles(user: AbstractBaseUser | AnonymousUser, project: Project) ->
         return []
     if getattr(user, "is_superuser", False):
         return list(Role)
-    role = (
-        Membership.objects.filter(project=project, user_id=user.pk)
-        .values_list("role", flat=True)
-        .first()
-    )
-    return roles_grantable_by(Role(role)) if role else []
+    role = member_role(project_id=project.pk, user_id=user.pk)
+    return roles_grantable_by(role) if role else []
 
 
 # pydantic's wording for shapes the admin's own fields let through, said for a person.

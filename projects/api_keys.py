@@ -23,11 +23,13 @@ from django.utils import timezone
 from pydantic import Field, StrictInt
 
 from audit.recorder import AuditNote
-from heyaira.errors import NotFound, ValidationError
-from heyaira.validation import Input, RequiredText
-from projects.access import Caller, Capability, Role, privileged, scopes_for_role
-from projects.models import ApiKey, Membership
-from projects.operations import operation
+from core.access import Caller, Capability, privileged, scopes_for_role
+from core.errors import NotFound, ValidationError
+from core.lookups import project_object
+from core.operations import operation
+from core.validation import Input, RequiredText
+from projects.models import ApiKey
+from projects.roles import member_role
 
 API_KEY_PREFIX = "hak_"
 _KEY_PATTERN = re.compile(r"^hak_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
@@ -91,23 +93,13 @@ def api_key_create(caller: Caller, args: ApiKeyCreateInput, note: AuditNote) -> 
 def api_key_revoke(caller: Caller, args: ApiKeyRevokeInput, note: AuditNote) -> ApiKey:
     """Revoke at once; revoking a revoked key changes nothing (its first revocation stands)."""
     note.target("api_key", args.api_key_id)
-    key = ApiKey.objects.filter(project=caller.project, pk=args.api_key_id).first()
-    if key is None:
-        raise NotFound("No such API key in this project.")
+    key = project_object(
+        ApiKey, caller, args.api_key_id, missing="No such API key in this project."
+    )
     # compare-and-set: the first revocation's time is the one kept
     ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     key.refresh_from_db(fields=["revoked_at"])
     return key
-
-
-def member_role(*, project_id: uuid.UUID | str, user_id: int) -> Role | None:
-    """A user's current role in a project; None when not a member or not active."""
-    role = (
-        Membership.objects.filter(project_id=project_id, user_id=user_id, user__is_active=True)
-        .values_list("role", flat=True)
-        .first()
-    )
-    return Role(role) if role else None
 
 
 def key_digest(secret: str) -> str:

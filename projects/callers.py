@@ -1,4 +1,4 @@
-"""Callers for people and operators; OAuth and API-key callers are built in heyaira.auth."""
+"""Callers for people and operators; OAuth and API-key callers are built in identity.authn."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import uuid
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from projects.access import (
+from core.access import (
     ALL_SCOPES,
     Actor,
     ActorType,
@@ -16,7 +16,8 @@ from projects.access import (
     CredentialKind,
     Role,
 )
-from projects.models import Membership, Project
+from projects.models import Project
+from projects.roles import member_role
 
 
 def new_request_id() -> str:
@@ -47,14 +48,10 @@ def session_caller(
     """
     if not user.is_authenticated or not user.is_active:
         return None
-    role_name = (
-        Membership.objects.filter(project=project, user_id=user.pk)
-        .values_list("role", flat=True)
-        .first()
-    )
-    if role_name is None and not getattr(user, "is_superuser", False):
+    member = member_role(project_id=project.pk, user_id=user.pk)
+    if member is None and not getattr(user, "is_superuser", False):
         return None
-    role = Role(role_name) if role_name is not None else Role.OWNER
+    role = member if member is not None else Role.OWNER
     return Caller(
         project=project,
         role=role,

@@ -1,4 +1,4 @@
-"""Input shapes of the tenancy operations (memberships, repository bindings)."""
+"""Input shapes of the tenancy operations (memberships, repository bindings, the audit log)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, StrictInt
 
-from heyaira.validation import BranchName, Input, RequiredText, not_a_token
+from core.validation import BranchName, Input, RequiredText, not_a_token
 
 RoleName = Literal["owner", "admin", "contributor", "viewer"]
 Slug = Annotated[str, Field(min_length=1, max_length=50, pattern=r"^[a-z0-9][a-z0-9-]*$")]
@@ -68,3 +68,9 @@ class RepositoryBindInput(Input):
 
 class RepositoryUnbindInput(Input):
     binding_id: uuid.UUID
+
+
+class AuditListInput(Input):
+    operation: Annotated[str, Field(max_length=64, pattern=r"^[a-z_]+$")] | None = None
+    outcome: Literal["success", "replayed", "rejected", "error"] | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=200)] = 50

@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models.functions import Lower
 from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
-from projects.access import Role
+from core.access import Role
 
 
 class Project(models.Model):

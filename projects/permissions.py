@@ -11,8 +11,9 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from guardian.shortcuts import assign_perm, remove_perm
 
-from projects.access import ROLE_CAPABILITIES, Capability, Role, privileged
+from core.access import ROLE_CAPABILITIES, Capability, Role, privileged
 from projects.models import Membership, Project
+from projects.roles import member_role
 
 # Which object permissions each capability brings.
 CAPABILITY_PERMISSIONS: dict[Capability, tuple[str, ...]] = {
@@ -36,12 +37,10 @@ def permissions_for_role(role: Role | None) -> set[str]:
 def sync_object_permissions(project: Project, user: AbstractBaseUser) -> None:
     """Make the user's guardian rows and staff flag match their membership (call in the
     membership change's transaction)."""
-    role_name = (
-        Membership.objects.filter(project=project, user_id=user.pk)
-        .values_list("role", flat=True)
-        .first()
+    # A deactivated account keeps its membership's permissions until the membership changes.
+    wanted = permissions_for_role(
+        member_role(project_id=project.pk, user_id=user.pk, active_only=False)
     )
-    wanted = permissions_for_role(Role(role_name) if role_name else None)
     for perm in DERIVED_PERMISSIONS:
         if perm in wanted:
             assign_perm(f"projects.{perm}", user, project)

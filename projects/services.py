@@ -14,8 +14,10 @@ from django.db import IntegrityError, transaction
 
 from audit.models import Outcome
 from audit.recorder import AuditNote, SecurityContext, record, record_security_event
-from heyaira.errors import Forbidden, HeyAiraError, NotFound, ValidationError
-from projects.access import ActorType, Caller, Capability, CredentialKind, Role, privileged
+from core.access import ActorType, Caller, Capability, CredentialKind, Role, privileged
+from core.errors import Forbidden, HeyAiraError, NotFound, ValidationError
+from core.lookups import project_object
+from core.operations import operation, parse_input
 from projects.callers import operator_caller, session_caller
 from projects.inputs import (
     MembershipAddInput,
@@ -28,7 +30,6 @@ from projects.inputs import (
     RepositoryUnbindInput,
 )
 from projects.models import Membership, Project, ProjectRepository, Repository
-from projects.operations import operation, parse_input
 from projects.permissions import sync_object_permissions
 from projects.signals import membership_ended
 
@@ -248,14 +249,12 @@ def _lock_project(caller: Caller) -> None:
 
 
 def _membership(caller: Caller, membership_id: uuid.UUID) -> Membership:
-    membership = (
-        Membership.objects.filter(project=caller.project, pk=membership_id)
-        .select_related("user")
-        .first()
+    return project_object(
+        Membership.objects.select_related("user"),
+        caller,
+        membership_id,
+        missing="No such membership in this project.",
     )
-    if membership is None:
-        raise NotFound("No such membership in this project.")
-    return membership
 
 
 def _keep_an_owner(caller: Caller, leaving: Membership) -> None:

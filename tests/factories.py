@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 
-from projects.access import (
+from core.access import (
     ALL_SCOPES,
     Actor,
     ActorType,

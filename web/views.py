@@ -13,8 +13,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from heyaira.pages import people_page
-from projects.access import Role
+from core.access import Role
+from core.pages import people_page
 from projects.models import Membership
 
 # More projects than this are left to the admin's lists; the page says how many there are.

@@ -1,4 +1,4 @@
-"""DRF's view of heyaira.authn: the Caller becomes `request.auth`.
+"""DRF's view of identity.authn: the Caller becomes `request.auth`.
 
 Only the Authorization header counts. Session cookies are not read: a session is not bound to a
 project, and a cookie-authenticated API would need CSRF protection.
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
-from heyaira import authn
-from projects.access import Caller
+from core.access import Caller
+from identity import authn
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from typing import Any
 from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 
-from heyaira import authn
-from heyaira.database import unavailable_from
-from heyaira.errors import (
+from core.access import Caller
+from core.database import unavailable_from
+from core.errors import (
     DuplicateReceipt,
     Forbidden,
     HeyAiraError,
@@ -22,8 +22,8 @@ from heyaira.errors import (
     ValidationError,
     WriteContextMismatch,
 )
-from projects.access import Caller
-from projects.stepup import InsufficientScope
+from core.stepup import InsufficientScope
+from identity import authn
 
 STATUS_BY_CODE: dict[str, int] = {
     Unauthenticated.code: 401,
@@ -50,7 +50,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, InsufficientScope):
         caller = getattr(context.get("request"), "auth", None)
         if isinstance(caller, Caller):
-            # A step-up, already audited by projects.stepup: the same answer as on MCP.
+            # A step-up, already audited by core.stepup: the same answer as on MCP.
             failure = authn.step_up(caller, exc)
             return _answer(failure.error, failure.status, failure.www_authenticate)
     if isinstance(exc, HeyAiraError):

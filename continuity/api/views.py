@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from continuity.api.authentication import CallerAuthentication
 from continuity.api.errors import exception_handler
 from continuity.selectors.identity import server_identity
-from projects.access import Caller
+from core.access import Caller
 
 
 class ApiView(APIView):

@@ -4,7 +4,7 @@ In order: request id; POST only (GET and DELETE get 405: stateless, no streams, 
 Host and Origin (DNS-rebinding protection); body size; the JSON-RPC envelope (headers, parsing
 and message shape, continuity.mcp.jsonrpc); authentication (401 with the challenge); step-up
 (403 insufficient_scope when the tool needs a scope the credential lacks but the role allows,
-projects.stepup); then the SDK, with the Caller in a context variable.
+core.stepup); then the SDK, with the Caller in a context variable.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from continuity.mcp.orm import run_orm
 from continuity.mcp.server import current_caller
 from continuity.mcp.tools import TOOLS
 from continuity.mcp.unavailable import unavailable_answer
-from heyaira import authn
-from heyaira.database import NoCapacity
-from heyaira.errors import Unavailable
-from heyaira.middleware import request_id_from
-from projects import stepup
-from projects.access import Caller
+from core import stepup
+from core.access import Caller
+from core.database import NoCapacity
+from core.errors import Unavailable
+from core.request_ids import request_id_from
+from identity import authn
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -142,7 +142,7 @@ async def _require_scope_for_tool(
     caller: Caller, checked: jsonrpc.Envelope | jsonrpc.Batch
 ) -> None:
     """Step-up: a tools/call the role allows but the credential's scopes do not is an HTTP 403
-    with a challenge, decided and audited by projects.stepup exactly as REST does (in a batch,
+    with a challenge, decided and audited by core.stepup exactly as REST does (in a batch,
     the first such call refuses the whole batch: one HTTP answer has one status)."""
     for envelope in jsonrpc.messages_of(checked):
         spec = TOOLS.get(envelope.tool_name or "")

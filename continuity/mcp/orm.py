@@ -8,7 +8,7 @@ from typing import ParamSpec, TypeVar
 from django.db import DatabaseError, close_old_connections
 
 from audit.recorder import flush_pending, unit_started
-from heyaira import database
+from core import database
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -20,8 +20,8 @@ async def run_orm(function: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -
     Requests to /mcp never pass through Django's handler, so nothing else closes connections
     that are broken or past CONN_MAX_AGE; doing it around each unit returns pooled connections
     and discards dead ones. Every unit is self-contained (one service call, one transaction), so
-    units run in parallel, at most as many as the executor has threads (heyaira.database).
-    A database fault comes out as heyaira.errors.Unavailable.
+    units run in parallel, at most as many as the executor has threads (core.database).
+    A database fault comes out as core.errors.Unavailable.
     """
 
     def framed() -> R:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pydantic
 
-from heyaira.errors import ERROR_CODES
+from core.errors import ERROR_CODES
 
 # Annotations of a schema node that constrain nothing. Only dropped from schema nodes, never
 # from a `properties` map, where "title" is a field like any other.

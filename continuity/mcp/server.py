@@ -23,9 +23,9 @@ from mcp.shared.exceptions import MCPError
 from audit.recorder import AuditNote, defer_rejection, record_after_failure, storable
 from continuity.mcp.orm import run_orm
 from continuity.mcp.tools import INSTRUCTIONS, SPECS, TOOLS
-from heyaira.database import NoCapacity
-from heyaira.errors import HeyAiraError, Unavailable
-from projects.access import Caller
+from core.access import Caller
+from core.database import NoCapacity
+from core.errors import HeyAiraError, Unavailable
 
 logger = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ import pydantic
 
 from continuity import inputs, outputs, selectors, services
 from continuity.mcp import schemas
-from projects.access import Capability
-from projects.operations import Operation
+from core.access import Capability
+from core.operations import Operation
 
 INSTRUCTIONS = (
     "HeyAira keeps this project's decisions, tasks, handoffs and work receipts across sessions. "

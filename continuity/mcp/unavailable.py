@@ -17,7 +17,7 @@ import mcp_types
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from continuity.mcp.server import UNAVAILABLE_RPC_CODE, error_result
-from heyaira.errors import Unavailable
+from core.errors import Unavailable
 
 
 def unavailable_answer(body: bytes, protocol_version: str | None, error: Unavailable) -> bytes:

@@ -17,9 +17,9 @@ from continuity.budget import Preview, clip_chars, fit, one_line
 from continuity.inputs import ContinuityContextInput
 from continuity.models import OPEN_STATUSES, Memory, MemoryKind, StateVersion, Task, WorkReceipt
 from continuity.presenters import rfc3339, test_tally
-from projects.access import Caller, Capability
+from core.access import Caller, Capability
+from core.operations import operation
 from projects.models import Project, ProjectRepository
-from projects.operations import operation
 
 DEFAULT_LIMITS = {"memory_limit": 10, "task_limit": 20, "receipt_limit": 10}
 LIMIT_CAPS = {"memory_limit": 50, "task_limit": 100, "receipt_limit": 50}

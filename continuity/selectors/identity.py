@@ -5,8 +5,8 @@ from typing import Any
 from audit.recorder import AuditNote
 from continuity.inputs import NoInput
 from continuity.presenters import project_json
-from projects.access import Caller, Capability
-from projects.operations import operation
+from core.access import Caller, Capability
+from core.operations import operation
 
 
 @operation("server_identity", capability=Capability.READ, input_model=NoInput, writes=False)

@@ -11,9 +11,9 @@ from continuity.budget import clip, one_line
 from continuity.inputs import MemoryGetInput, MemorySearchInput
 from continuity.models import MEMORY_SEARCH_VECTOR, Memory
 from continuity.presenters import memory_json, rfc3339
-from heyaira.errors import NotFound
-from projects.access import Caller, Capability
-from projects.operations import operation
+from core.access import Caller, Capability
+from core.lookups import project_object
+from core.operations import operation
 
 SEARCH_PREVIEW_BYTES = 280
 
@@ -22,9 +22,9 @@ SEARCH_PREVIEW_BYTES = 280
 def memory_get(caller: Caller, args: MemoryGetInput, note: AuditNote) -> dict[str, Any]:
     """One memory in full, with the decision that superseded it, if any."""
     note.target("memory", args.memory_id)
-    memory = Memory.objects.filter(project=caller.project, pk=args.memory_id).first()
-    if memory is None:
-        raise NotFound("No such memory in this project.")
+    memory = project_object(
+        Memory, caller, args.memory_id, missing="No such memory in this project."
+    )
     successor = (
         Memory.objects.filter(project=caller.project, supersedes=memory)
         .values_list("pk", flat=True)

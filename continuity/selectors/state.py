@@ -6,9 +6,9 @@ from audit.recorder import AuditNote
 from continuity.inputs import StateGetInput
 from continuity.models import StateVersion
 from continuity.presenters import state_json
-from heyaira.errors import NotFound
-from projects.access import Caller, Capability
-from projects.operations import operation
+from core.access import Caller, Capability
+from core.errors import NotFound
+from core.operations import operation
 
 
 @operation("state_get", capability=Capability.READ, input_model=StateGetInput, writes=False)

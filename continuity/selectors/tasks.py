@@ -13,9 +13,10 @@ from continuity.budget import clip, one_line
 from continuity.inputs import TaskGetInput, TaskListInput
 from continuity.models import OPEN_STATUSES, Task
 from continuity.presenters import receipt_json, rfc3339, task_json
-from heyaira.errors import NotFound, ValidationError
-from projects.access import Caller, Capability
-from projects.operations import operation
+from core.access import Caller, Capability
+from core.errors import ValidationError
+from core.lookups import project_object
+from core.operations import operation
 
 RECENT_RECEIPTS = 10
 LIST_TEXT_BYTES = 280
@@ -25,9 +26,7 @@ LIST_TEXT_BYTES = 280
 def task_get(caller: Caller, args: TaskGetInput, note: AuditNote) -> dict[str, Any]:
     """The whole task with its most recent work receipts."""
     note.target("task", args.task_id)
-    task = Task.objects.filter(project=caller.project, pk=args.task_id).first()
-    if task is None:
-        raise NotFound("No such task in this project.")
+    task = project_object(Task, caller, args.task_id, missing="No such task in this project.")
     receipts = task.receipts.order_by("-created_at", "-id")[:RECENT_RECEIPTS]
     return {"task": task_json(task), "receipts": [receipt_json(r) for r in receipts]}
 

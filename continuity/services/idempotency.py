@@ -13,8 +13,8 @@ from django.db import IntegrityError, transaction
 from audit.models import Outcome
 from audit.recorder import AuditNote
 from continuity.models import IdempotencyRecord
-from heyaira.errors import IdempotencyConflict
-from projects.access import Caller
+from core.access import Caller
+from core.errors import IdempotencyConflict
 
 
 def payload_fingerprint(args: pydantic.BaseModel) -> str:

@@ -10,9 +10,10 @@ from continuity.inputs import MemoryAddInput
 from continuity.models import Memory, MemoryKind
 from continuity.presenters import memory_ack_json
 from continuity.services.idempotency import run_once
-from heyaira.errors import NotFound, ValidationError
-from projects.access import Caller, Capability
-from projects.operations import operation
+from core.access import Caller, Capability
+from core.errors import ValidationError
+from core.lookups import project_object
+from core.operations import operation
 
 
 @operation("memory_add", capability=Capability.WRITE, input_model=MemoryAddInput)
@@ -45,9 +46,12 @@ def _create(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[str, 
 
 
 def _superseded_decision(caller: Caller, superseded_id: uuid.UUID) -> Memory:
-    old = Memory.objects.filter(project=caller.project, pk=superseded_id).first()
-    if old is None:
-        raise NotFound("The memory named in supersedes does not exist in this project.")
+    old = project_object(
+        Memory,
+        caller,
+        superseded_id,
+        missing="The memory named in supersedes does not exist in this project.",
+    )
     if old.kind != MemoryKind.DECISION:
         raise ValidationError(fields={"supersedes": "names a note; only decisions are superseded"})
     if Memory.objects.filter(project=caller.project, supersedes=old).exists():

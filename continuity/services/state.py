@@ -9,9 +9,9 @@ from continuity.inputs import StatePutInput
 from continuity.models import StateVersion
 from continuity.presenters import rfc3339
 from continuity.state_blocks import clean_running_summary
-from heyaira.errors import StaleVersion
-from projects.access import Caller, Capability
-from projects.operations import operation
+from core.access import Caller, Capability
+from core.errors import StaleVersion
+from core.operations import operation
 
 # Without expected_version a put appends after whatever is newest; a concurrent put for the same
 # agent makes it retry on the new newest version this many times.

@@ -12,16 +12,17 @@ from continuity.inputs import RepositoryRefInput, TaskCreateInput, TaskUpdateInp
 from continuity.models import TRANSITIONS, Task, WorkReceipt
 from continuity.presenters import receipt_json, task_ack_json, task_json
 from continuity.services.idempotency import run_once
-from heyaira.errors import (
+from core.access import Caller, Capability
+from core.errors import (
     DuplicateReceipt,
     InvalidTransition,
     NotFound,
     StaleVersion,
     ValidationError,
 )
-from projects.access import Caller, Capability
+from core.lookups import project_object
+from core.operations import operation
 from projects.models import ProjectRepository
-from projects.operations import operation
 
 
 @operation("task_create", capability=Capability.WRITE, input_model=TaskCreateInput)
@@ -51,9 +52,7 @@ def _create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> dict[str,
 def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[str, Any]:
     """Compare-and-set the handoff on `version`, with the optional work receipt, atomically."""
     note.target("task", args.task_id)
-    task = Task.objects.filter(project=caller.project, pk=args.task_id).first()
-    if task is None:
-        raise NotFound("No such task in this project.")
+    task = project_object(Task, caller, args.task_id, missing="No such task in this project.")
     receipt_input = args.work_receipt
     if receipt_input and task.receipts.filter(session_ref=receipt_input.session_ref).exists():
         raise DuplicateReceipt()

@@ -14,8 +14,8 @@ from django.db import connection
 
 from audit.models import AuditEvent
 from continuity.services import memory_add, task_create, task_update
-from heyaira.errors import HeyAiraError
-from projects.access import Caller
+from core.access import Caller
+from core.errors import HeyAiraError
 from projects.models import Project
 from tests.factories import wc
 
@@ -43,14 +43,14 @@ def outcome(service: Service, caller: Caller, **arguments: Any) -> Any:
 
 def audit_rows(project: Project, operation: str | None = None) -> list[AuditEvent]:
     """The project's audit rows, oldest first."""
-    rows = AuditEvent.objects.filter(project=project)
+    rows = AuditEvent.objects.filter(project_id=project.pk)
     if operation is not None:
         rows = rows.filter(operation=operation)
     return list(rows.order_by("occurred_at", "id"))
 
 
 def last_audit(project: Project) -> AuditEvent:
-    row = AuditEvent.objects.filter(project=project).order_by("-occurred_at", "-id").first()
+    row = AuditEvent.objects.filter(project_id=project.pk).order_by("-occurred_at", "-id").first()
     assert row is not None
     return row
 

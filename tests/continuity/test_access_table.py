@@ -22,7 +22,7 @@ from continuity.selectors import (
     task_list,
 )
 from continuity.services import memory_add, state_put, task_create, task_update
-from projects.access import CredentialKind
+from core.access import CredentialKind
 from tests.continuity.helpers import add_note, last_audit, new_task, outcome, rejected
 from tests.factories import World, wc
 
@@ -211,7 +211,7 @@ def test_the_capability_is_checked_before_the_input(world: World) -> None:
     rejected("forbidden", task_update, viewer, task_id="nope", expected_version=-1)
     assert (
         AuditEvent.objects.filter(
-            project=world.alpha, error_code="forbidden", user_id=world.viewer.pk
+            project_id=world.alpha.pk, error_code="forbidden", user_id=world.viewer.pk
         ).count()
         == 2
     )

@@ -17,8 +17,8 @@ from django.db import connection
 from audit.models import AuditEvent
 from continuity.models import IdempotencyRecord, Memory, StateVersion, Task, WorkReceipt
 from continuity.services import memory_add, state_put, task_update
-from heyaira.errors import HeyAiraError
-from projects.access import Caller
+from core.access import Caller
+from core.errors import HeyAiraError
 from tests.continuity.helpers import Crew, add_decision, new_task, receipt
 from tests.factories import World, wc
 

@@ -10,7 +10,7 @@ import pytest
 from continuity.models import StateVersion
 from continuity.selectors import continuity_context, state_get
 from continuity.services import state_put
-from projects.access import Caller
+from core.access import Caller
 from tests.continuity.helpers import (
     add_decision,
     add_note,

@@ -16,7 +16,7 @@ from typing import Any
 from continuity.models import Memory, StateVersion, Task, WorkReceipt
 from continuity.selectors import continuity_context
 from continuity.services import state_put
-from projects.access import Caller
+from core.access import Caller
 from projects.models import Project, ProjectRepository, Repository
 from tests.continuity.helpers import add_decision, add_note, new_task, receipt, update_task
 from tests.factories import World, wc

@@ -13,7 +13,7 @@ import pytest
 
 from continuity.selectors import task_get
 from continuity.services import memory_add, state_put, task_create, task_update
-from heyaira.errors import ERROR_CODES
+from core.errors import ERROR_CODES
 from tests.continuity.helpers import add_note, last_audit, new_task, receipt, rejected
 from tests.factories import World, wc
 

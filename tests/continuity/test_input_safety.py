@@ -21,7 +21,7 @@ from continuity.selectors import (
     task_list,
 )
 from continuity.services import memory_add, state_put, task_create, task_update
-from heyaira.errors import HeyAiraError
+from core.errors import HeyAiraError
 from tests.continuity.helpers import last_audit, new_task, outcome, rejected
 from tests.factories import World, wc
 

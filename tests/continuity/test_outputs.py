@@ -24,7 +24,7 @@ from continuity.selectors import (
     task_list,
 )
 from continuity.services import state_put
-from heyaira.errors import Forbidden, HeyAiraError
+from core.errors import Forbidden, HeyAiraError
 from tests.continuity.helpers import add_decision, add_note, new_task, receipt, update_task
 from tests.continuity.test_error_codes import SCENARIOS
 from tests.factories import World, wc

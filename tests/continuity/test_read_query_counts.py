@@ -20,7 +20,7 @@ from continuity.selectors import (
     task_get,
     task_list,
 )
-from projects.access import Caller
+from core.access import Caller
 from tests.factories import World
 
 # read -> (its queries, a call that uses the data made by `fill`)

@@ -1,4 +1,4 @@
-"""The patterns the input schemas state for rules checked in Python (heyaira.validation) accept
+"""The patterns the input schemas state for rules checked in Python (core.validation) accept
 exactly what those checks accept, read as JSON Schema reads them (ECMA-262: `$` is the end of
 the text; Python's re also lets it match before a final newline)."""
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from heyaira.validation import (
+from core.validation import (
     BRANCH_PATTERN,
     NO_NUL_PATTERN,
     NOT_BLANK_PATTERN,

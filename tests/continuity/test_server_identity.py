@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from continuity.selectors import server_identity
 from continuity.services import memory_add
-from projects.access import CredentialKind
+from core.access import CredentialKind
 from tests.continuity.helpers import last_audit
 from tests.factories import World
 

@@ -9,7 +9,7 @@ import pytest
 from continuity.models import StateVersion
 from continuity.selectors import state_get
 from continuity.services import state_put
-from projects.access import Caller
+from core.access import Caller
 from tests.continuity.helpers import audit_rows, last_audit, rejected
 from tests.factories import World, wc
 

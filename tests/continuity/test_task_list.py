@@ -10,7 +10,7 @@ import pytest
 
 from continuity.models import Task
 from continuity.selectors import task_list
-from projects.access import Caller
+from core.access import Caller
 from tests.continuity.helpers import new_task, rejected, update_task
 from tests.factories import World
 

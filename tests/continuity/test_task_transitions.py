@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from continuity.models import Task, WorkReceipt
-from projects.access import Caller
+from core.access import Caller
 from tests.continuity.helpers import (
     last_audit,
     new_task,

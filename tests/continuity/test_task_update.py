@@ -10,7 +10,7 @@ import pytest
 from continuity.models import Task, WorkReceipt
 from continuity.selectors import task_get
 from continuity.services import task_update
-from projects.access import Caller
+from core.access import Caller
 from tests.continuity.helpers import (
     audit_rows,
     last_audit,

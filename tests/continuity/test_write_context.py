@@ -10,7 +10,7 @@ import pytest
 
 from continuity.models import IdempotencyRecord, Memory, StateVersion, Task, WorkReceipt
 from continuity.services import memory_add, state_put, task_create, task_update
-from projects.access import Caller
+from core.access import Caller
 from tests.continuity.helpers import add_note, last_audit, new_task, receipt, rejected
 from tests.factories import World, wc
 

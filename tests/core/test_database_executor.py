@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from heyaira.database import DatabaseExecutor, NoCapacity
+from core.database import DatabaseExecutor, NoCapacity
 
 
 def _blocking(release: threading.Event, running: list[int]) -> int:

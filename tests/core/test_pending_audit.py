@@ -15,7 +15,7 @@ from audit import recorder
 from audit.models import AuditEvent
 from continuity.mcp.orm import run_orm
 from continuity.selectors import server_identity
-from heyaira import authn
+from identity import authn
 from tests.factories import World, build_world
 
 

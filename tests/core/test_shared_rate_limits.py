@@ -28,7 +28,7 @@ def test_two_processes_count_into_one_window(tmp_path: Path):
     bucket = f"test-{uuid.uuid4().hex}"
     code = (
         "import django; django.setup()\n"
-        "from heyaira.oauth.ratelimit import hit\n"
+        "from identity.ratelimit import hit\n"
         f"print(hit({bucket!r}, '203.0.113.7', limit=10, window=600).count)\n"
     )
     env = {

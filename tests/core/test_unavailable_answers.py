@@ -11,7 +11,7 @@ import mcp_types
 import pytest
 
 from continuity.mcp.unavailable import unavailable_answer
-from heyaira.errors import Unavailable
+from core.errors import Unavailable
 
 
 def _answer(message: Any, version: str | None = "2025-11-25") -> dict[str, Any]:

@@ -56,10 +56,12 @@ class McpWorld:
             self.server.run_python(
                 f"""
 from audit.models import AuditEvent
+from projects.models import Project
+slugs = dict(Project.objects.values_list("pk", "slug"))
 result = [
     {{"operation": e.operation, "outcome": e.outcome, "error_code": e.error_code,
       "request_id": e.request_id, "actor_label": e.actor_label, "target_id": e.target_id,
-      "project": e.project.slug if e.project else "", "credential_kind": e.credential_kind}}
+      "project": slugs.get(e.project_id, ""), "credential_kind": e.credential_kind}}
     for e in AuditEvent.objects.order_by("occurred_at") if {where}
 ]
 """

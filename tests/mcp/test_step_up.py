@@ -1,4 +1,4 @@
-"""One step-up rule for both transports (projects.stepup): a credential whose role allows an
+"""One step-up rule for both transports (core.stepup): a credential whose role allows an
 operation but whose scopes do not gets the same 403 challenge on MCP and on REST, and exactly one
 audit row, whichever way it came."""
 

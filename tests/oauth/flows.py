@@ -17,7 +17,7 @@ from django.conf import settings
 from django.test import Client
 
 from audit.models import AuditEvent
-from heyaira.oauth.models import AccessToken
+from identity.models import AccessToken
 from projects.models import Project
 
 MCP = settings.HEYAIRA_MCP_RESOURCE

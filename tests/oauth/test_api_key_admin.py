@@ -8,7 +8,7 @@ import re
 from django.test import Client
 
 from audit.models import AuditEvent
-from heyaira import authn
+from identity import authn
 from projects.api_keys import api_key_create
 from projects.callers import operator_caller
 from projects.models import ApiKey

@@ -11,9 +11,9 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from heyaira import authn
-from heyaira.errors import Forbidden, NotFound, ValidationError
-from projects.access import ActorType, CredentialKind, Role
+from core.access import ActorType, CredentialKind, Role
+from core.errors import Forbidden, NotFound, ValidationError
+from identity import authn
 from projects.api_keys import api_key_create, api_key_revoke, key_digest
 from projects.callers import operator_caller, session_caller
 from projects.models import ApiKey, Project

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from heyaira import authn
+from identity import authn
 from tests.factories import World
 from tests.oauth.conftest import signed_in
 from tests.oauth.flows import API, MCP, bearer, last_event, register, tokens_for
@@ -66,7 +66,7 @@ def test_it_refuses_a_token_without_project_or_audience(world: World, api: Clien
 def test_it_refuses_unbound_tokens_in_dots_own_resource_check_too(world: World, api: Client):
     from oauthlib.common import Request
 
-    from heyaira.oauth.validators import HeyAiraValidator
+    from identity.validators import HeyAiraValidator
 
     oauth = register(api)
     request = Request(API)

@@ -1,4 +1,4 @@
-"""heyaira.authn: one component turns a Bearer credential into the Caller, or answers 401/403."""
+"""identity.authn: one component turns a Bearer credential into the Caller, or answers 401/403."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 from django.test import Client
 
 from audit.models import AuditEvent
-from heyaira import authn
-from heyaira.oauth.models import AccessToken
-from projects.access import ActorType, CredentialKind, Role
+from core.access import ActorType, CredentialKind, Role
+from identity import authn
+from identity.models import AccessToken
 from projects.callers import operator_caller
 from projects.models import Membership
 from projects.services import membership_change
@@ -155,7 +155,7 @@ def test_it_answers_a_scope_shortfall_with_403_naming_the_scopes(world: World, a
     assert response.status_code == 403
     challenge = response["WWW-Authenticate"]
     assert challenge.startswith('Bearer error="insufficient_scope"')
-    # The challenge names what the token holds plus what the operation needs (projects.stepup).
+    # The challenge names what the token holds plus what the operation needs (core.stepup).
     assert 'scope="audit:read continuity:read"' in challenge
     assert 'resource_metadata="http://testserver/.well-known/oauth-protected-resource/api"' in (
         challenge

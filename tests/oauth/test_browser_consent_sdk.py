@@ -106,7 +106,7 @@ def tokens_of(server: LiveServer, username: str) -> dict[str, Any]:
     return dict(
         server.run_python(
             f"""
-from heyaira.oauth.models import AccessToken, Grant, RefreshToken
+from identity.models import AccessToken, Grant, RefreshToken
 result = {{
     "access": [[t.project.slug, t.scope, t.resource] for t in
                AccessToken.objects.filter(user__username={username!r}).select_related("project")],

@@ -19,7 +19,7 @@ from django.test import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import OAuthClientMetadata
 
-from heyaira.oauth.models import AccessToken, Grant, RefreshToken
+from identity.models import AccessToken, Grant, RefreshToken
 from projects.api_keys import api_key_create, api_key_revoke
 from projects.callers import operator_caller
 from tests.factories import World

@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from heyaira.oauth.models import Grant, RefreshToken
-from heyaira.oauth.policy import code_digest
+from identity.models import Grant, RefreshToken
+from identity.policy import code_digest
 from tests.factories import World, build_world
 from tests.oauth.conftest import signed_in
 from tests.oauth.flows import (

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from heyaira.oauth.models import AccessToken, RefreshToken
+from identity.models import AccessToken, RefreshToken
 from tests.factories import build_world
 from tests.oauth.conftest import signed_in
 from tests.oauth.flows import events, refresh, register, tokens_for

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from heyaira.oauth.models import AccessToken, Application, Grant
+from identity.models import AccessToken, Application, Grant
 from tests.factories import World, make_user
 from tests.oauth.conftest import signed_in
 from tests.oauth.flows import (
@@ -52,7 +52,7 @@ def test_it_shows_each_project_with_the_scopes_that_role_gets(world: World, api:
 
 
 def make_project_where_owner_is_viewer(world: World):
-    from projects.access import Role
+    from core.access import Role
     from tests.factories import add_member, make_project
 
     other_owner = make_user("greta")

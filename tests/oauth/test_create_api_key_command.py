@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from heyaira import authn
+from identity import authn
 from projects.models import ApiKey
 from tests.factories import World
 

@@ -118,7 +118,7 @@ def test_it_refuses_a_consent_posted_from_another_origin(server: LiveServer, pag
     left = server.run_python(
         """
 from audit.models import AuditEvent
-from heyaira.oauth.models import Grant
+from identity.models import Grant
 result = {"grants": Grant.objects.count(),
           "refusals": [[e.actor_label, e.target_id, e.error_code]
                        for e in AuditEvent.objects.filter(operation="csrf_rejected",

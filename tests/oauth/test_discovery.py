@@ -62,7 +62,7 @@ def test_it_pins_the_resources_to_the_public_url():
 
 
 def test_it_offers_exactly_the_pinned_scopes():
-    from projects.access import Scope
+    from core.access import Scope
 
     scopes: dict[str, str] = settings.OAUTH2_PROVIDER["SCOPES"]  # type: ignore[assignment]
     assert sorted(scopes) == sorted(str(s) for s in Scope)

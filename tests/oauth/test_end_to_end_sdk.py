@@ -76,7 +76,9 @@ def test_it_gets_a_token_through_the_sdk_and_reads_the_identity(asgi_server: Liv
     rows = server.run_python(
         """
 from audit.models import AuditEvent
-result = [[e.operation, e.outcome, e.actor_label, e.resource, e.project.slug if e.project else ""]
+from projects.models import Project
+slugs = dict(Project.objects.values_list("pk", "slug"))
+result = [[e.operation, e.outcome, e.actor_label, e.resource, slugs.get(e.project_id, "")]
           for e in AuditEvent.objects.order_by("occurred_at")
           if e.operation.startswith(("oauth_", "server_identity"))]
 """

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.test import Client
 from django.utils import timezone
 
-from heyaira.oauth.models import AccessToken
+from identity.models import AccessToken
 from tests.factories import World
 from tests.oauth.conftest import signed_in
 from tests.oauth.flows import API, bearer, last_event, refresh, register, tokens_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.test import Client
 
-from heyaira.oauth.models import Application, Grant
+from identity.models import Application, Grant
 from tests.factories import World
 from tests.oauth.conftest import signed_in
 from tests.oauth.flows import (

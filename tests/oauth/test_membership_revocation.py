@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.test import Client
 
 from audit.models import AuditEvent
-from heyaira.oauth.models import AccessToken, Grant, RefreshToken
-from projects.access import Role
+from core.access import Role
+from identity.models import AccessToken, Grant, RefreshToken
 from projects.api_keys import api_key_create
 from projects.callers import operator_caller
 from projects.models import ApiKey, Membership

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from heyaira.oauth.models import Grant
+from identity.models import Grant
 from tests.factories import World
 from tests.oauth.conftest import signed_in
 from tests.oauth.flows import (

@@ -7,8 +7,8 @@ from datetime import timedelta
 from django.test import Client
 from django.utils import timezone
 
-from heyaira.oauth.models import RefreshToken
-from projects.access import Role
+from core.access import Role
+from identity.models import RefreshToken
 from projects.callers import operator_caller
 from projects.models import Membership
 from projects.services import membership_change

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.test import Client
 
-from heyaira.oauth.models import RefreshToken
+from identity.models import RefreshToken
 from tests.factories import World
 from tests.oauth.conftest import signed_in
 from tests.oauth.flows import (

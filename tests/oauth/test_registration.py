@@ -6,7 +6,7 @@ import pytest
 from django.test import Client, override_settings
 
 from audit.models import AuditEvent
-from heyaira.oauth.models import Application
+from identity.models import Application
 from tests.oauth.flows import last_event, register, register_raw
 
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from heyaira.oauth.models import Application
+from identity.models import Application
 from tests.oauth.flows import register
 
 

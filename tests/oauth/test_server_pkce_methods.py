@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import AuthorizationCodeGrant
 
-from heyaira.oauth.server import HeyAiraServer
-from heyaira.oauth.validators import HeyAiraValidator
+from identity.server import HeyAiraServer
+from identity.validators import HeyAiraValidator
 
 
 def test_it_knows_only_the_s256_challenge_method():

@@ -23,7 +23,7 @@ def test_it_fits_the_audit_list_in_1280_pixels(admin_server: LiveServer, page: P
         f"""
 from django.contrib.auth import get_user_model
 from audit.recorder import SecurityContext, record_security_event
-from heyaira.errors import HeyAiraError
+from core.errors import HeyAiraError
 from projects.callers import session_caller
 from projects.models import Membership, Project
 from projects.services import membership_change

@@ -41,7 +41,7 @@ def test_it_lets_a_superuser_add_a_project_with_its_first_owner(
         "              for m in Membership.objects.filter(project=gamma)],\n"
         "  'nina_is_staff': Membership.objects.get(project=gamma).user.is_staff,\n"
         "  'audit': sorted([e.operation, e.outcome, e.actor_label, e.credential_kind]\n"
-        "                  for e in AuditEvent.objects.filter(project=gamma)),\n"
+        "                  for e in AuditEvent.objects.filter(project_id=gamma.pk)),\n"
         "}"
     )
     assert made == {

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from audit.models import AuditEvent
-from audit.selectors import audit_list
-from heyaira.errors import Forbidden
-from projects.access import Caller, CredentialKind
+from core.access import Caller, CredentialKind
+from core.errors import Forbidden
 from projects.api_keys import api_key_create
+from projects.audit_log import audit_list
 from projects.callers import session_caller
 from projects.services import membership_add, project_rename, repository_bind
 from tests.factories import World, make_user, token_caller
@@ -80,7 +80,7 @@ def test_the_role_table_decides_each_management_operation(world: World, operatio
         return
     with pytest.raises(Forbidden):
         action(caller)
-    latest = AuditEvent.objects.filter(project=world.alpha).order_by("-occurred_at").first()
+    latest = AuditEvent.objects.filter(project_id=world.alpha.pk).order_by("-occurred_at").first()
     assert latest is not None
     assert (latest.outcome, latest.error_code, latest.actor_label) == (
         "rejected",

@@ -5,8 +5,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from heyaira.errors import HeyAiraError
-from projects.access import Role
+from core.access import Role
+from core.errors import HeyAiraError
 from projects.callers import operator_caller
 from projects.models import Membership, Project
 from projects.services import membership_add, membership_change

@@ -10,11 +10,12 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from heyaira.errors import HeyAiraError
-from projects.access import Scope, scopes_for_role
-from projects.api_keys import api_key_create, member_role
+from core.access import Scope, scopes_for_role
+from core.errors import HeyAiraError
+from projects.api_keys import api_key_create
 from projects.callers import operator_caller
 from projects.models import Project
+from projects.roles import member_role
 
 DEFAULT_SCOPES = (Scope.CONTINUITY_READ, Scope.CONTINUITY_WRITE)
 

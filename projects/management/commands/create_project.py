@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from heyaira.errors import HeyAiraError
+from core.errors import HeyAiraError
 from projects.services import project_create
 
 

@@ -10,18 +10,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils import timezone
 from oauth2_provider.settings import oauth2_settings
 
-from projects import api_keys
-from projects.access import Role, scopes_for_role
+from core.access import Role, scopes_for_role
 
 if TYPE_CHECKING:
-    from heyaira.oauth.models import AccessToken
+    from identity.models import AccessToken
 
 # A refresh-token family ends this long after its first token, however active it is: DOT only
 # knows an idle expiry, and a stolen but regularly used token must not live forever.
@@ -111,13 +110,6 @@ def _redirect_uri_problem(uri: str) -> str | None:
     if parts.scheme == "http" and hostname in LOOPBACK_HOSTS:
         return None
     return f"{shown}: use https, or http to localhost, 127.0.0.1 or [::1] only"
-
-
-def member_role(user_id: Any, project_id: Any) -> Role | None:
-    """The user's current role in the project, or None (not a member, or no such project)."""
-    if user_id is None or project_id is None:
-        return None
-    return api_keys.member_role(project_id=project_id, user_id=user_id)
 
 
 def cap_scopes(requested: Iterable[str], role: Role) -> list[str]:

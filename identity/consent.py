@@ -21,12 +21,12 @@ from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
 from audit.models import Outcome
-from heyaira.oauth import audit
-from heyaira.oauth.http import with_iss
-from heyaira.oauth.models import Application
-from heyaira.oauth.policy import cap_scopes, default_resource, resource_label, scope_description
-from heyaira.pages import people_page
-from projects.access import Role
+from core.access import Role
+from core.pages import people_page
+from identity import audit
+from identity.http import with_iss
+from identity.models import Application
+from identity.policy import cap_scopes, default_resource, resource_label, scope_description
 from projects.models import Membership, Project
 
 

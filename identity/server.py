@@ -14,7 +14,7 @@ from oauthlib.oauth2 import WebApplicationServer
 from oauthlib.oauth2.rfc6749 import errors
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challenge_method_s256
 
-from heyaira.oauth.policy import allowed_resources, default_resource
+from identity.policy import allowed_resources, default_resource
 
 
 def resource_pre_auth(request: Request) -> dict[str, Any]:

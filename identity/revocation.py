@@ -15,9 +15,9 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from audit.models import Outcome
-from heyaira.oauth import audit
-from heyaira.oauth.models import AccessToken, Grant, RefreshToken
-from projects.access import ActorType
+from core.access import ActorType
+from identity import audit
+from identity.models import AccessToken, Grant, RefreshToken
 from projects.api_keys import api_keys_revoke_for_member
 from projects.models import Project
 from projects.signals import membership_ended
@@ -87,7 +87,7 @@ def on_user_saved(sender: Any, instance: Any, created: bool, **kwargs: Any) -> N
 
 
 def connect_receivers() -> None:
-    membership_ended.connect(on_membership_ended, dispatch_uid="heyaira.oauth.membership_ended")
+    membership_ended.connect(on_membership_ended, dispatch_uid="identity.membership_ended")
     post_save.connect(
-        on_user_saved, sender=get_user_model(), dispatch_uid="heyaira.oauth.user_deactivated"
+        on_user_saved, sender=get_user_model(), dispatch_uid="identity.user_deactivated"
     )

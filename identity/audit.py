@@ -20,7 +20,7 @@ from django.conf import settings
 
 from audit.models import Outcome
 from audit.recorder import SecurityContext, record_security_event
-from projects.access import ActorType
+from core.access import ActorType
 from projects.models import Project
 
 SIGN_IN = "sign_in"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
@@ -46,16 +46,16 @@ class AuditEventAdmin(admin.ModelAdmin):
     list_filter = ["outcome", "operation", "actor_type", "credential_kind"]
     search_fields = ["request_id", "actor_label", "target_id", "operation"]
     date_hierarchy = "occurred_at"
-    list_select_related = ["project"]
 
     @admin.display(description="when (UTC)", ordering="occurred_at")
     def when(self, event: AuditEvent) -> str:
         return event.occurred_at.strftime("%Y-%m-%d %H:%M:%S")
 
-    @admin.display(description="project", ordering="project__slug")
+    @admin.display(description="project", ordering="project_slug_shown")
     def project_slug(self, event: AuditEvent) -> str:
-        # A method, not the foreign key: the admin never wraps a foreign key's text.
-        return _cut(event.project.slug) if event.project else "-"
+        # The row keeps a plain project_id; its slug comes from the list's own query.
+        slug = getattr(event, "project_slug_shown", None)
+        return _cut(slug) if slug else "-"
 
     @admin.display(description="outcome", ordering="outcome")
     def result(self, event: AuditEvent) -> str:
@@ -74,10 +74,12 @@ class AuditEventAdmin(admin.ModelAdmin):
         return super().changelist_view(request, context)  # type: ignore[return-value]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEvent]:
-        events = super().get_queryset(request)
+        # One subquery names each row's project (a deleted project shows "-").
+        slug = Project.objects.filter(pk=OuterRef("project_id")).values("slug")[:1]
+        events = super().get_queryset(request).annotate(project_slug_shown=Subquery(slug))
         if getattr(request.user, "is_superuser", False):
             return events
-        return events.filter(Q(project__in=readable_projects(request)))
+        return events.filter(project_id__in=readable_projects(request).values("pk"))
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return [field.name for field in AuditEvent._meta.fields]

@@ -4,8 +4,8 @@ metadata), included once at the root: the .well-known documents must sit at the 
 from django.urls import path
 from oauth2_provider import views as dot
 
-from heyaira.oauth.consent import ConsentView
-from heyaira.oauth.views import ProtectedResourceMetadataView, RegistrationView, TokenView
+from identity.consent import ConsentView
+from identity.views import ProtectedResourceMetadataView, RegistrationView, TokenView
 
 app_name = "oauth2_provider"
 

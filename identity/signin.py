@@ -17,8 +17,8 @@ from django.shortcuts import render
 from django.utils.decorators import method_decorator
 
 from audit.models import Outcome
-from heyaira.oauth import audit, throttle
-from heyaira.pages import people_page, with_page_headers
+from core.pages import people_page, with_page_headers
+from identity import audit, throttle
 
 USERNAME_MAX_LENGTH = 150
 
@@ -71,4 +71,4 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
 
 
 def connect_receivers() -> None:
-    user_login_failed.connect(on_login_failed, dispatch_uid="heyaira.oauth.sign_in_failed")
+    user_login_failed.connect(on_login_failed, dispatch_uid="identity.sign_in_failed")

@@ -1,6 +1,6 @@
 """The authorization server's machine endpoints: metadata, token, registration.
 
-The consent page is heyaira.oauth.consent; sign-in is heyaira.oauth.signin.
+The consent page is identity.consent; sign-in is identity.signin.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from oauth2_provider import views as dot
 
 from audit.models import Outcome
-from heyaira.oauth import audit, ratelimit
-from heyaira.oauth.http import json_error, no_store, token_request_client_id
-from heyaira.oauth.policy import redirect_uri_problems, resource_for_metadata_path
+from identity import audit, ratelimit
+from identity.http import json_error, no_store, token_request_client_id
+from identity.policy import redirect_uri_problems, resource_for_metadata_path
 
 REGISTRATION_WINDOW_SECONDS = 3600
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.db import models
 
-from heyaira.errors import Forbidden
+from core.errors import Forbidden
 
 if TYPE_CHECKING:
     from projects.models import Project

@@ -21,8 +21,8 @@ Operation wrapper refuses it with the role's message, audited there.
 from __future__ import annotations
 
 from audit.recorder import AuditNote, record_after_failure
-from heyaira.errors import Forbidden
-from projects.access import Caller, Capability
+from core.access import Caller, Capability
+from core.errors import Forbidden
 
 
 class InsufficientScope(Forbidden):

@@ -33,15 +33,16 @@ from audit.recorder import (
     fingerprint,
     record_security_event,
 )
-from heyaira.database import retry_lost_connection, unavailable_from, unreachable
-from heyaira.errors import Forbidden, HeyAiraError, Unauthenticated, Unavailable
-from heyaira.oauth import audit
-from heyaira.oauth.models import AccessToken
-from heyaira.oauth.policy import access_token_problem, member_role, metadata_url
-from projects.access import Actor, ActorType, Caller, Credential, CredentialKind, Role, Scope
+from core.access import Actor, ActorType, Caller, Credential, CredentialKind, Role, Scope
+from core.database import retry_lost_connection, unavailable_from, unreachable
+from core.errors import Forbidden, HeyAiraError, Unauthenticated, Unavailable
+from core.stepup import InsufficientScope
+from identity import audit
+from identity.models import AccessToken
+from identity.policy import access_token_problem, metadata_url
 from projects.api_keys import api_key_find, api_key_prefix, api_key_touch, looks_like_api_key
 from projects.models import ApiKey
-from projects.stepup import InsufficientScope
+from projects.roles import member_role
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +172,7 @@ def insufficient_scope(caller: Caller, required: Iterable[str]) -> Authenticatio
 
 
 def step_up(caller: Caller, refusal: InsufficientScope) -> AuthenticationFailed:
-    """The HTTP answer to a step-up refusal (projects.stepup), the same on MCP and REST."""
+    """The HTTP answer to a step-up refusal (core.stepup), the same on MCP and REST."""
     return _forbidden_with_challenge(caller, refusal.challenge_scopes, refusal)
 
 
@@ -253,7 +254,7 @@ def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
     problem = access_token_problem(row, attempt.audience)
     if problem is not None:
         attempt.fail(problem, _DESCRIPTIONS[problem], subject)
-    role = member_role(row.user_id, row.project_id)
+    role = member_role(project_id=row.project_id, user_id=row.user_id)
     if role is None:
         attempt.fail("not_a_member", _DESCRIPTIONS["not_a_member"], subject)
     return Caller(
@@ -289,7 +290,7 @@ def _api_key_caller(secret: str, attempt: _Attempt) -> Caller:
         attempt.fail("api_key_revoked", "The API key was revoked.", subject)
     if key.expires_at is not None and timezone.now() >= key.expires_at:
         attempt.fail("api_key_expired", "The API key has expired.", subject)
-    role = member_role(key.user_id, key.project_id)
+    role = member_role(project_id=key.project_id, user_id=key.user_id)
     if role is None:
         attempt.fail("not_a_member", _DESCRIPTIONS["not_a_member"], subject)
     api_key_touch(key)

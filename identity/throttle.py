@@ -15,8 +15,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
 from audit.models import Outcome
-from heyaira.oauth import audit
-from heyaira.oauth.ratelimit import hit, peek
+from identity import audit
+from identity.ratelimit import hit, peek
 
 WINDOW_SECONDS = 15 * 60
 _BUCKET = "sign-in-failures"

@@ -27,7 +27,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, close_old
 from django.db import connection as default_connection
 from psycopg_pool import PoolTimeout
 
-from heyaira.errors import Unavailable
+from core.errors import Unavailable
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from django.db import transaction
 from oauthlib.common import Request
 
 from audit.models import Outcome
-from heyaira.oauth import audit
-from heyaira.oauth.models import RefreshToken
+from identity import audit
+from identity.models import RefreshToken
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from oauth2_provider.models import (
     ApplicationManager,
 )
 
-from heyaira.oauth.policy import redirect_uri_problems
+from identity.policy import redirect_uri_problems
 from projects.models import Project
 
 ProjectLink = models.ForeignKey[Project | None, Project | None]

@@ -1,6 +1,6 @@
 """The one wrapper every service and audited read goes through.
 
-It checks the capability (a scope shortfall is a step-up: projects.stepup), validates the input,
+It checks the capability (a scope shortfall is a step-up: core.stepup), validates the input,
 verifies the write_context, runs the body (in one durable transaction when it writes) and audits
 the attempt: a success inside the transaction, a rejection after the rollback so that it is
 never lost. Writing this once keeps the MCP and REST
@@ -17,10 +17,10 @@ import pydantic
 from django.db import transaction
 
 from audit.recorder import AuditNote, defer_after_failure, record, record_after_failure
-from heyaira.database import retry_lost_connection, unavailable_from, unreachable
-from heyaira.errors import HeyAiraError, ValidationError, WriteContextMismatch
-from projects.access import Caller, Capability
-from projects.stepup import require_scopes
+from core.access import Caller, Capability
+from core.database import retry_lost_connection, unavailable_from, unreachable
+from core.errors import HeyAiraError, ValidationError, WriteContextMismatch
+from core.stepup import require_scopes
 
 InputT = TypeVar("InputT", bound=pydantic.BaseModel)
 ResultT = TypeVar("ResultT")

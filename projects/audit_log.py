@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from audit.inputs import AuditListInput
 from audit.models import AuditEvent
 from audit.recorder import AuditNote
-from projects.access import Caller, Capability
-from projects.operations import operation
+from core.access import Caller, Capability
+from core.operations import operation
+from projects.inputs import AuditListInput
 
 
 def event_json(event: AuditEvent) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def event_json(event: AuditEvent) -> dict[str, Any]:
 def audit_list(caller: Caller, args: AuditListInput, note: AuditNote) -> dict[str, Any]:
     """The newest audit events of the caller's project."""
     note.target("project", caller.project.pk)
-    events = AuditEvent.objects.filter(project=caller.project)
+    events = AuditEvent.objects.filter(project_id=caller.project.pk)
     if args.operation:
         events = events.filter(operation=args.operation)
     if args.outcome:

@@ -2,7 +2,7 @@
 
 One instance serves every thread (DOT caches it per view class), so nothing per request is kept
 on `self`: it goes on the oauthlib request (`request.project`, `request.heyaira_grant`, ...) or
-in the audit notes of heyaira.oauth.audit.
+in the audit notes of identity.audit.
 
 What it adds to DOT:
 - a code is issued only for a project the user belongs to, with scopes capped by their role;
@@ -34,16 +34,16 @@ from oauthlib.oauth2.rfc6749 import errors
 
 from audit.models import Outcome
 from audit.recorder import fingerprint
-from heyaira.oauth import audit
-from heyaira.oauth.models import AccessToken, Grant, RefreshToken
-from heyaira.oauth.policy import (
+from identity import audit
+from identity.models import AccessToken, Grant, RefreshToken
+from identity.policy import (
     allowed_resources,
     cap_scopes,
     code_digest,
-    member_role,
     refresh_family_expired,
 )
-from heyaira.oauth.replays import Replay, Replayed, replay_of, revoke_replayed
+from identity.replays import Replay, Replayed, replay_of, revoke_replayed
+from projects.roles import member_role
 
 
 class HeyAiraValidator(OAuth2Validator):
@@ -54,7 +54,9 @@ class HeyAiraValidator(OAuth2Validator):
     ) -> None:
         """Fail closed: no project chosen (consent skipped), or not a member, means no code."""
         project = getattr(request, "project", None)
-        role = member_role(getattr(request.user, "pk", None), getattr(project, "pk", None))
+        role = member_role(
+            project_id=getattr(project, "pk", None), user_id=getattr(request.user, "pk", None)
+        )
         if project is None or role is None:
             raise errors.AccessDeniedError(request=request)
         request.scopes = cap_scopes(request.scopes or [], role)
@@ -138,7 +140,7 @@ class HeyAiraValidator(OAuth2Validator):
     def get_code_challenge(self, code: str, request: Request) -> str | None:
         grant = self._grant(code, request)
         # oauthlib compares the verifier next; an invalid_grant after this point is a PKCE
-        # mismatch (see heyaira.oauth.views.TokenView).
+        # mismatch (see identity.views.TokenView).
         audit.note(pkce_checked=True)
         return (grant.code_challenge or None) if grant else None
 
@@ -220,7 +222,9 @@ class HeyAiraValidator(OAuth2Validator):
 
     def _bind(self, request: Request, user: Any, project: Any, scopes: list[str]) -> bool:
         """Re-check the membership at every issue; the role may have changed since consent."""
-        role = member_role(getattr(user, "pk", None), getattr(project, "pk", None))
+        role = member_role(
+            project_id=getattr(project, "pk", None), user_id=getattr(user, "pk", None)
+        )
         if role is None:
             audit.note(reason="not_a_member")
             return False
@@ -282,7 +286,7 @@ class HeyAiraValidator(OAuth2Validator):
     ) -> None:
         # Audience first: a wrong resource must not consume the code or the refresh token.
         self._check_and_set_request_resource(request)
-        role = member_role(request.user.pk, request.project.pk)
+        role = member_role(project_id=request.project.pk, user_id=request.user.pk)
         scopes = cap_scopes(token.get("scope", "").split(), role) if role else []
         if not scopes:
             raise errors.InvalidScopeError(request=request)
