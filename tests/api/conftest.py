@@ -18,4 +18,4 @@ def contributor_api(world: World) -> Api:
 
 @pytest.fixture
 def viewer_api(world: World) -> Api:
-    return api_for(world, "viewer")
+    return api_for(world, "viewer", ("continuity:read",))
