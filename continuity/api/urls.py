@@ -1,8 +1,11 @@
-"""/api/v1/: one Django path per resource path of the routes, in their order."""
+"""/api/: v1/ has one Django path per resource path of the routes, in their order; schema/ is
+their OpenAPI 3.1 description and docs/ its browsable page (Swagger UI from the sidecar package,
+no CDN)."""
 
 from __future__ import annotations
 
-from django.urls import URLPattern, path
+from django.urls import URLPattern, URLResolver, include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from continuity.api.routes import ROUTES, Route
 from continuity.api.views import operation_view
@@ -22,4 +25,20 @@ def _patterns() -> list[URLPattern]:
     ]
 
 
-urlpatterns = _patterns()
+class SchemaView(SpectacularAPIView):
+    """The schema is public, like the routes' existence: no credential needed to read it."""
+
+    authentication_classes: list[type] = []
+    permission_classes: list[type] = []
+
+
+class DocsView(SpectacularSwaggerView):
+    authentication_classes: list[type] = []
+    permission_classes: list[type] = []
+
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("v1/", include(_patterns())),
+    path("schema/", SchemaView.as_view(), name="api-schema"),
+    path("docs/", DocsView.as_view(url_name="api-schema"), name="api-docs"),
+]

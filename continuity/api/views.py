@@ -21,6 +21,7 @@ from audit.recorder import AuditNote, record_after_failure
 from continuity.api import http
 from continuity.api.authentication import CallerAuthentication
 from continuity.api.errors import exception_handler
+from continuity.api.openapi import RouteSchema
 from continuity.api.routes import Route
 from heyaira.errors import HeyAiraError, ValidationError
 from projects.access import Caller
@@ -51,6 +52,7 @@ class OperationView(ApiView):
     """The routes of one path, by method."""
 
     routes: ClassVar[dict[str, Route]] = {}
+    schema = RouteSchema()
 
     def serve(self, request: Request, **path: str) -> Response:
         route = self.routes[request.method or ""]
