@@ -17,8 +17,11 @@ from heyaira.errors import ValidationError
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
-# One strong entity tag, as ETag sends it: "<version>".
-_ENTITY_TAG = re.compile(r'^\s*"([0-9]{1,10})"\s*$')
+# One strong entity tag, as ETag sends it: "<version>" (a bare <version> is taken too: some
+# clients and generators drop the quotes).
+# What the schema promises: a version a task (from 1) or a running summary (from 0) can have.
+ENTITY_TAG_PATTERNS = {"required": r'^"?[1-9][0-9]{0,8}"?$', "optional": r'^"?[0-9]{1,9}"?$'}
+_ENTITY_TAG = re.compile(r'^"?([0-9]{1,10})"?$')
 _INTEGER = re.compile(r"^-?[0-9]{1,12}$")
 
 

@@ -107,7 +107,7 @@ def _parameter(name: str, where: str, schema: dict[str, Any], required: bool) ->
 def _header_parameters(route: Route) -> list[dict[str, Any]]:
     headers = []
     if route.if_match:
-        tag = {"type": "string", "pattern": r'^"[0-9]{1,10}"$'}
+        tag = {"type": "string", "pattern": http.ENTITY_TAG_PATTERNS[route.if_match]}
         headers.append(_parameter("If-Match", "header", tag, route.if_match == "required"))
     if route.spec.idempotent:
         key = {"type": "string", "minLength": 1, "maxLength": 200}

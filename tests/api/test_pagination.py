@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from continuity.models import Memory, Task, WorkReceipt
 from tests.api.helpers import Api, error_of
+from tests.continuity.test_read_query_counts import fill
 from tests.factories import World
 
 ROWS = 7
@@ -14,26 +14,7 @@ ROWS = 7
 
 @pytest.fixture
 def filled(world: World) -> str:
-    project = world.alpha
-    Memory.objects.bulk_create(
-        Memory(project=project, kind="note", content=f"note {n}", author="b") for n in range(ROWS)
-    )
-    tasks = Task.objects.bulk_create(
-        Task(project=project, title=f"t{n}", description="d", created_by="b", updated_by="b")
-        for n in range(ROWS)
-    )
-    WorkReceipt.objects.bulk_create(
-        WorkReceipt(
-            project=project,
-            task=tasks[0],
-            session_ref=f"s{n}",
-            summary="s",
-            task_version=1,
-            author="b",
-        )
-        for n in range(ROWS)
-    )
-    return str(tasks[0].pk)
+    return str(fill(world, ROWS)["task"])
 
 
 @pytest.mark.parametrize(
