@@ -4,7 +4,8 @@ no CDN)."""
 
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver, include, path
+from django.http import HttpRequest, JsonResponse
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from continuity.api.routes import ROUTES, Route
@@ -25,6 +26,12 @@ def _patterns() -> list[URLPattern]:
     ]
 
 
+def no_such_path(request: HttpRequest, **_: str) -> JsonResponse:
+    """Any other path under /api/v1/: the API's error body, not an HTML page."""
+    error = {"code": "not_found", "message": "No such path in this API; see /api/schema/."}
+    return JsonResponse({"error": error}, status=404)
+
+
 class SchemaView(SpectacularAPIView):
     """The schema is public, like the routes' existence: no credential needed to read it."""
 
@@ -39,6 +46,7 @@ class DocsView(SpectacularSwaggerView):
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("v1/", include(_patterns())),
+    re_path(r"^v1/", no_such_path),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     path("docs/", DocsView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -106,3 +106,9 @@ def test_it_answers_409_to_a_second_receipt_of_a_session(world: World, owner_api
     again = owner_api.call("PATCH", f"tasks/{made['id']}", body, **{"If-Match": '"2"'})
     assert (again.status_code, error_of(again)["code"]) == (409, "duplicate_receipt")
     assert last_rejection("task_update").error_code == "duplicate_receipt"
+
+
+def test_it_answers_an_unknown_path_with_the_error_body(world: World, owner_api: Api):
+    for path in ("nope", "tasks/a/b/c", "memories/search/more"):
+        answer = owner_api.get(path)
+        assert (answer.status_code, error_of(answer)["code"]) == (404, "not_found"), path
