@@ -1,4 +1,4 @@
-"""Latency of /mcp over HTTP with an API key, at 1,000 and 100,000 memories in one project.
+"""Latency of /mcp and of the REST API beside it, with an API key, at 1,000 and 100,000 memories.
 
 Run by hand from the repository root (not by `make test`):
 
@@ -17,6 +17,8 @@ memory_add and task_update after `--warmup` untimed ones, with two clients:
   initialize: the endpoint is stateless). This measures the server.
 - sdk: the official MCP SDK client (`mcp.Client`, legacy mode), which adds its own work
   (request and result validation) to each call.
+- rest: the same operations over /api/v1/ with httpx2 on one keep-alive connection (GET
+  identity, GET context, POST memories with Idempotency-Key, PATCH tasks/{id} with If-Match).
 continuity_context's query count is measured inside Django (CaptureQueriesContext around the
 authentication and the operation, in `manage.py shell` against the same database); its bytes
 are those of structuredContent as received over HTTP (compact JSON, UTF-8).
@@ -300,6 +302,45 @@ class RawClient:
         await self.http.aclose()
 
 
+class RestClient:
+    """The same operations over the REST API: what HTTP resources cost beside JSON-RPC."""
+
+    def __init__(self, server: Server, api_key: str) -> None:
+        self.http = httpx2.AsyncClient(
+            base_url=f"{server.url}/api/v1/",
+            timeout=30,
+            headers={"Authorization": f"Bearer {api_key}"},
+        )
+        self.write_context: dict[str, str] = {}
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if not self.write_context:  # the REST resource's own, from GET identity
+            self.write_context = (await self._send("GET", "identity"))["write_context"]
+        body = {**arguments, "write_context": self.write_context}
+        if tool == "server_identity":
+            return await self._send("GET", "identity")
+        if tool == "continuity_context":
+            return await self._send("GET", "context")
+        if tool == "memory_add":
+            key = {"Idempotency-Key": body.pop("idempotency_key")}
+            return await self._send("POST", "memories", body, key)
+        if tool == "task_update":
+            task, version = body.pop("task_id"), body.pop("expected_version")
+            return await self._send("PATCH", f"tasks/{task}", body, {"If-Match": f'"{version}"'})
+        raise BenchFailed(f"no REST route for {tool}")
+
+    async def _send(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        response = await self.http.request(method, path, json=body, headers=headers)
+        if response.status_code not in (200, 201):
+            raise BenchFailed(f"HTTP {response.status_code}: {response.text[:200]}")
+        return dict(response.json())
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+
 async def with_sdk_client(
     server: Server, api_key: str, body: Callable[[CallTool], Awaitable[None]]
 ) -> None:
@@ -333,6 +374,7 @@ async def measure_size(
 ) -> tuple[list[Timings], ContextFigures]:
     results: list[Timings] = []
     raw = RawClient(server, fixture.api_key)
+    rest = RestClient(server, fixture.api_key)
     try:
         context = await raw.call("continuity_context", {})
         figures = in_django(server.env, "context_queries", api_key=fixture.api_key)
@@ -353,10 +395,9 @@ async def measure_size(
                 timings = Timings(size=size, client=client, tool=tool)
                 results.append(timings)
                 workload = Workload(fixture, size, client)
-                if client == "raw":
-                    await time_tool(
-                        raw.call, workload, timings, warmup=args.warmup, calls=args.calls
-                    )
+                if client in ("raw", "rest"):
+                    call = raw.call if client == "raw" else rest.call
+                    await time_tool(call, workload, timings, warmup=args.warmup, calls=args.calls)
                 else:
 
                     async def run(
@@ -367,6 +408,7 @@ async def measure_size(
                     await with_sdk_client(server, fixture.api_key, run)
     finally:
         await raw.close()
+        await rest.close()
     return results, numbers
 
 
@@ -423,7 +465,8 @@ def print_header(args: argparse.Namespace) -> None:
     print(
         f"python {platform.python_version()}, {os.cpu_count()} CPUs (load average "
         f"{os.getloadavg()[0]:.1f} at the start), clients: "
-        f"{', '.join(args.clients)} (raw = httpx2 JSON-RPC POSTs; sdk = mcp.Client, legacy mode)"
+        f"{', '.join(args.clients)} (raw = httpx2 JSON-RPC POSTs; sdk = mcp.Client, legacy "
+        "mode; rest = httpx2 on /api/v1/)"
     )
 
 
@@ -443,13 +486,13 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sizes", default="1000,100000", help="memories, comma-separated")
     parser.add_argument("--calls", type=int, default=100, help="timed calls per tool and client")
     parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--clients", default="raw,sdk", help="raw, sdk or both")
+    parser.add_argument("--clients", default="raw,sdk,rest", help="raw, sdk, rest, or a list")
     parser.add_argument("--time-limit", type=float, default=600, help="seconds for the whole run")
     args = parser.parse_args(argv)
     args.sizes = sorted(int(size) for size in args.sizes.split(","))
     args.clients = [c for c in args.clients.split(",") if c]
-    if not set(args.clients) <= {"raw", "sdk"} or not args.clients:
-        parser.error("--clients takes raw, sdk or raw,sdk")
+    if not set(args.clients) <= {"raw", "sdk", "rest"} or not args.clients:
+        parser.error("--clients takes raw, sdk, rest or a comma-separated list of them")
     if args.calls < 1 or args.warmup < 0:
         parser.error("--calls must be at least 1 and --warmup at least 0")
     return args

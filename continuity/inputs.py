@@ -117,6 +117,10 @@ class WorkReceiptInput(Input):
     blockers: BlockerList = []
 
 
+# An opaque base64url cursor from next_cursor ("" is none).
+Cursor = Annotated[str, Field(max_length=200), SchemaPattern(r"^[A-Za-z0-9_-]*$")]
+
+
 # --- memory -------------------------------------------------------------------------------
 
 
@@ -170,6 +174,12 @@ class MemoryGetInput(Input):
     memory_id: uuid.UUID
 
 
+class MemoryListInput(Input):
+    kind: Literal["decision", "note"] | None = None
+    limit: Annotated[StrictInt, Field(ge=1, le=100)] = 20
+    cursor: Cursor | None = None
+
+
 class MemorySearchInput(Input):
     query: Annotated[RequiredText, Field(max_length=200)]
     kind: Literal["decision", "note"] | None = None
@@ -203,8 +213,13 @@ class TaskListInput(Input):
     # where a client must see the field ("status").
     status: Literal[AnyStatus, "open"] | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=100)] = 20
-    # An opaque base64url cursor from next_cursor ("" is none).
-    cursor: Annotated[str, Field(max_length=200), SchemaPattern(r"^[A-Za-z0-9_-]*$")] | None = None
+    cursor: Cursor | None = None
+
+
+class ReceiptListInput(Input):
+    task_id: uuid.UUID
+    limit: Annotated[StrictInt, Field(ge=1, le=50)] = 20
+    cursor: Cursor | None = None
 
 
 # task_update's "changes something" rule, as JSON Schema can say it.

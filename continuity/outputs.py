@@ -114,6 +114,11 @@ class MemorySearchOut(Output):
     results: list[SearchHitOut]
 
 
+class MemoryListOut(Output):
+    memories: list[SearchHitOut]
+    next_cursor: str | None
+
+
 # --- tasks ---------------------------------------------------------------------------------
 
 
@@ -179,6 +184,11 @@ class TaskListItemOut(Output):
 
 class TaskListOut(Output):
     tasks: list[TaskListItemOut]
+    next_cursor: str | None
+
+
+class ReceiptListOut(Output):
+    receipts: list[ReceiptOut]
     next_cursor: str | None
 
 

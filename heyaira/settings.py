@@ -78,6 +78,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "guardian",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "projects",
     "audit",
     "continuity",
@@ -173,6 +175,34 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+
+# The REST API (continuity.api): each view sets its authentication, parsers and renderers; the
+# schema is described by continuity.api.openapi.
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "HeyAira REST API",
+    "DESCRIPTION": "The continuity operations of the MCP tools, as resources (DESIGN section 5).",
+    "VERSION": "1",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # The schemas are pydantic's, kept as they are (no enum components renamed).
+    "POSTPROCESSING_HOOKS": [],
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {
+            "bearer": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "An OAuth access token for the .../api resource, or an API key.",
+            }
+        }
+    },
+}
 
 STATIC_URL = "/static/"
 # Filled by collectstatic (make run does it) and served by heyaira.asgi.

@@ -11,7 +11,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
-    path("api/v1/", include("continuity.api.urls")),
+    path("api/", include("continuity.api.urls")),
     # OAuth: discovery documents at the origin root, endpoints under /oauth/ (DESIGN section 6).
     path("", include("identity.urls")),
     # The pages people use: the front door at /.

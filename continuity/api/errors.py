@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, ParseError
 from rest_framework.response import Response
 
 from core.access import Caller
@@ -39,7 +39,22 @@ STATUS_BY_CODE: dict[str, int] = {
 }
 
 
+class PreconditionRequired(ValidationError):
+    """An update sent without If-Match: 428 (RFC 6585). Its code stays the pinned
+    validation_error, with If-Match named in `fields`."""
+
+    status = 428
+
+    def __init__(self) -> None:
+        super().__init__(
+            "If-Match is required: send the ETag of the version you read.",
+            fields={"If-Match": "is required"},
+        )
+
+
 def status_for(error: HeyAiraError) -> int:
+    if isinstance(error, PreconditionRequired):
+        return PreconditionRequired.status
     return STATUS_BY_CODE.get(error.code, 400)
 
 
@@ -59,6 +74,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if unavailable is not None:
         # A database fault outside any operation (a selector, DRF itself): retryable, never 500.
         return _answer(unavailable, status_for(unavailable))
+    if isinstance(exc, ParseError):
+        # A body that is not JSON is bad input like any other.
+        invalid = ValidationError(fields={"body": "is not valid JSON"})
+        return _answer(invalid, status_for(invalid))
     if isinstance(exc, APIException):
         # DRF's own refusals (method not allowed, unacceptable media type...) in our shape.
         error = {"code": exc.get_codes() if isinstance(exc.get_codes(), str) else "invalid"}

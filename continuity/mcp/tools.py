@@ -1,4 +1,4 @@
-"""The pinned MCP tools (DESIGN section 5): one row per tool, each a Core operation.
+"""The pinned MCP tools (DESIGN section 5): the operation table's rows, in MCP wording.
 
 Descriptions are written for a model reading tools/list: what the tool is for in the recovery
 protocol, in a sentence or two. Each tool's schemas are generated from its input and output
@@ -13,7 +13,7 @@ from typing import Any
 import mcp_types as types
 import pydantic
 
-from continuity import inputs, outputs, selectors, services
+from continuity.catalog import OPERATIONS, OperationSpec
 from continuity.mcp import schemas
 from core.access import Capability
 from core.operations import Operation
@@ -39,15 +39,25 @@ INSTRUCTIONS = (
 
 @dataclass(frozen=True)
 class ToolSpec:
-    operation: Operation[Any, Any]
-    input_model: type[pydantic.BaseModel]
-    output_model: type[pydantic.BaseModel]
+    spec: OperationSpec
     description: str
     title: str
 
     @property
+    def operation(self) -> Operation[Any, Any]:
+        return self.spec.operation
+
+    @property
+    def input_model(self) -> type[pydantic.BaseModel]:
+        return self.spec.input_model
+
+    @property
+    def output_model(self) -> type[pydantic.BaseModel]:
+        return self.spec.output_model
+
+    @property
     def name(self) -> str:
-        return self.operation.name
+        return self.spec.name
 
     @property
     def capability(self) -> Capability:
@@ -76,80 +86,60 @@ class ToolSpec:
 
 SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
-        selectors.server_identity,
-        inputs.NoInput,
-        outputs.IdentityOut,
+        OPERATIONS["server_identity"],
         "Call first. Who this server is and who you are here; compare resource, instance and "
         "project with your expected profile. Copy write_context into every write.",
         "Server identity",
     ),
     ToolSpec(
-        selectors.continuity_context,
-        inputs.ContinuityContextInput,
-        outputs.ContextOut,
+        OPERATIONS["continuity_context"],
         "Call once after server_identity: the bounded recovery index of this project (newest "
         "decisions and notes, open tasks with version and next_step, recent receipts, running "
         "summary). Follow ids with memory_get and task_get.",
         "Continuity context",
     ),
     ToolSpec(
-        selectors.memory_get,
-        inputs.MemoryGetInput,
-        outputs.MemoryGetOut,
+        OPERATIONS["memory_get"],
         "One decision or note in full, with what superseded it.",
         "Get memory",
     ),
     ToolSpec(
-        selectors.memory_search,
-        inputs.MemorySearchInput,
-        outputs.MemorySearchOut,
+        OPERATIONS["memory_search"],
         "Full-text search over decisions and notes, best matches first.",
         "Search memory",
     ),
     ToolSpec(
-        selectors.task_get,
-        inputs.TaskGetInput,
-        outputs.TaskGetOut,
+        OPERATIONS["task_get"],
         "One task in full (goal, handoff, version) with its recent work receipts. Read it "
         "before you claim or update it.",
         "Get task",
     ),
     ToolSpec(
-        selectors.task_list,
-        inputs.TaskListInput,
-        outputs.TaskListOut,
+        OPERATIONS["task_list"],
         "Tasks, newest first. status='open' means todo, in_progress or blocked. Pass "
         "next_cursor back as cursor for the next page.",
         "List tasks",
     ),
     ToolSpec(
-        selectors.state_get,
-        inputs.StateGetInput,
-        outputs.StateGetOut,
+        OPERATIONS["state_get"],
         "The newest running summary of an agent.",
         "Get running summary",
     ),
     ToolSpec(
-        services.memory_add,
-        inputs.MemoryAddInput,
-        outputs.MemoryAckOut,
+        OPERATIONS["memory_add"],
         "Record an accepted decision (rationale and source required) or a durable note. "
         "Memories never change; a new decision may supersede an old one. Send an "
         "idempotency_key: a retry then returns the first result.",
         "Add memory",
     ),
     ToolSpec(
-        services.task_create,
-        inputs.TaskCreateInput,
-        outputs.TaskAckOut,
+        OPERATIONS["task_create"],
         "Create a task. title and description are its stable goal and acceptance boundary. "
         "Send an idempotency_key.",
         "Create task",
     ),
     ToolSpec(
-        services.task_update,
-        inputs.TaskUpdateInput,
-        outputs.TaskUpdateOut,
+        OPERATIONS["task_update"],
         "Claim, hand over or finish a task, atomically. expected_version must be the version "
         "you read (stale_version: re-read). Statuses: todo, in_progress, blocked, done, "
         "cancelled. End your session with work_receipt {session_ref, summary, tests, commits}; "
@@ -157,9 +147,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "Update task",
     ),
     ToolSpec(
-        services.state_put,
-        inputs.StatePutInput,
-        outputs.StateAckOut,
+        OPERATIONS["state_put"],
         "Store a new version of your running summary: Markdown starting with "
         "'# Running summary' (goal, done, pending, user preferences), at most 12,000 characters.",
         "Put running summary",

@@ -39,5 +39,6 @@ def test_the_latency_bench_runs_at_a_tiny_size_and_reports_every_tool() -> None:
     for tool in ("server_identity", "continuity_context", "memory_add", "task_update"):
         assert f"raw    {tool}" in output, output
         assert f"sdk    {tool}" in output, output
+        assert f"rest   {tool}" in output, output
     assert "0 failed calls" in output
     assert "queries counted inside Django" in output

@@ -1,0 +1,58 @@
+"""Every REST read makes the same number of SQL queries with 3 rows or 300 of each kind.
+
+Each count is the whole request: the API key's lookup and its member's role, the operation's
+reads and the audit row it writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.api.helpers import Api, api_for
+from tests.continuity.test_read_query_counts import fill
+from tests.factories import World
+
+# path (with {memory} and {task} for the ids `fill` made) -> its queries
+READS: dict[str, int] = {
+    "identity": 3,
+    "context": 9,
+    "context?memory_limit=50&task_limit=100&receipt_limit=50&agent=codex": 9,
+    "memories?limit=100": 4,
+    "memories?kind=note&limit=2&cursor={memory_cursor}": 4,
+    "memories/{memory}": 5,
+    "memories/search?query=deploy&limit=50": 4,
+    "tasks?limit=100": 4,
+    "tasks?status=open&limit=2&cursor={task_cursor}": 4,
+    "tasks/{task}": 5,
+    "tasks/{task}/receipts?limit=50": 5,
+    "tasks/{task}/receipts?limit=2&cursor={receipt_cursor}": 5,
+    "state/codex": 4,
+}
+
+
+def cursors(api: Api, ids: dict[str, Any]) -> dict[str, Any]:
+    """A second-page cursor of each list, fetched before the measured request."""
+    found = dict(ids)
+    for name, path in (
+        ("memory_cursor", "memories?kind=note&limit=2"),
+        ("task_cursor", "tasks?status=open&limit=2"),
+        ("receipt_cursor", f"tasks/{ids['task']}/receipts?limit=2"),
+    ):
+        found[name] = api.get(path).json()["next_cursor"]
+    return found
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("rows", [3, 300])
+@pytest.mark.parametrize("read", list(READS))
+def test_each_endpoint_makes_a_fixed_number_of_queries(world: World, read: str, rows: int):
+    api = api_for(world, "owner")
+    path = read.format(**cursors(api, fill(world, rows)))
+    with CaptureQueriesContext(connection) as queries:
+        answer = api.get(path)
+    assert answer.status_code == 200, answer.json()
+    assert len(queries) == READS[read], [q["sql"][:120] for q in queries.captured_queries]
