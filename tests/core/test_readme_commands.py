@@ -46,7 +46,7 @@ from tests.readme_runner import (
 pytestmark = pytest.mark.live_server
 
 README = REPO / "README.md"
-SERVER, RUN, ASKS, CI, PG, PG_SERVER, SYNOPSIS, MENTION = (
+SERVER, RUN, ASKS, CI, PG, PG_SERVER, SYNOPSIS, MENTION, REST = (
     "server",
     "run",
     "asks on the terminal",
@@ -55,6 +55,7 @@ SERVER, RUN, ASKS, CI, PG, PG_SERVER, SYNOPSIS, MENTION = (
     "PostgreSQL server",
     "synopsis",
     "mention",
+    "REST session: one shell, in order",
 )
 MAKE_RUN = "make run    # creates .venv, installs, migrates SQLite, serves http://127.0.0.1:8000"
 MAKE_TEST = "make test   # the whole suite, plus ruff and mypy"
@@ -84,8 +85,19 @@ RESTORE = (
     "rm -f var/heyaira.sqlite3-wal var/heyaira.sqlite3-shm",
 )
 
+
 # Every command the README shows, and how this test covers it.
+def rest_session(markdown: str) -> list[str]:
+    """The commands of the README's REST block, in order: they hand values on in variables
+    (the key, the write_context, the task id), so they run as one script in one shell."""
+    section = markdown.split("## The REST API", 1)[1].split("\n## ", 1)[0]
+    return readme_commands(section)
+
+
+REST_SESSION = rest_session(README.read_text())
+
 COVERAGE: dict[str, str] = {
+    **dict.fromkeys(REST_SESSION, REST),
     MAKE_RUN: SERVER,
     "make run": SERVER,  # inline; the restart runs it with exactly this text
     MAKE_TEST: CI,
@@ -214,6 +226,18 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     assert session["status"] == 302, session
     assert session["location"] == "/admin/", session
 
+    # The REST section: one shell, in the README's order, against the same server.
+    rest = box.run("set -euo pipefail\n" + "\n".join(REST_SESSION))
+    assert rest.returncode == 0, f"{rest.stdout}\n{rest.stderr}"
+    box.ran.extend(REST_SESSION)
+    out = rest.stdout
+    assert '"write_context":' in out, out
+    assert '"slug":"demo"' in out, out
+    assert re.search(r'^ETag: "1"', out, re.MULTILINE | re.IGNORECASE), out
+    assert '"status":"in_progress"' in out, out
+    assert '"session_ref":"readme-1"' in out, out  # the handoff's receipt, listed
+    assert '"error"' not in out, out
+
     # Operator commands, in the README's order.
     ok(box, CREATE_PROJECT)
     alice = secrets.token_urlsafe(12)
@@ -280,7 +304,7 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     assert refusal.returncode != 0, refusal
     assert "SECRET_KEY must be set" in refusal.stderr, refusal
 
-    for command in [c for c, kind in COVERAGE.items() if kind in (SERVER, RUN, ASKS)]:
+    for command in [c for c, kind in COVERAGE.items() if kind in (SERVER, RUN, ASKS, REST)]:
         assert command in box.ran, f"never ran: {command}"
     for command in (BACKUP, *RESTORE):
         assert command in box.ran, f"never ran: {command}"
