@@ -25,7 +25,6 @@ class OperationSpec:
     operation: Operation[Any, Any]
     output_model: type[pydantic.BaseModel]
     target_type: str
-    idempotent: bool = False  # takes an idempotency_key (an append that a retry must not repeat)
     # Offered as an MCP tool; the REST-only reads are the pages MCP reaches through
     # continuity_context and task_get.
     mcp: bool = True
@@ -46,6 +45,11 @@ class OperationSpec:
     def writes(self) -> bool:
         return self.operation.writes
 
+    @property
+    def idempotent(self) -> bool:
+        """Takes an idempotency_key: an append that a retry must not repeat."""
+        return self.operation.once is not None
+
 
 CATALOG: tuple[OperationSpec, ...] = (
     OperationSpec(selectors.server_identity, outputs.IdentityOut, "project"),
@@ -57,8 +61,8 @@ CATALOG: tuple[OperationSpec, ...] = (
     OperationSpec(selectors.task_list, outputs.TaskListOut, ""),
     OperationSpec(lists.receipt_list, outputs.ReceiptListOut, "task", mcp=False),
     OperationSpec(selectors.state_get, outputs.StateGetOut, "state"),
-    OperationSpec(services.memory_add, outputs.MemoryAckOut, "memory", idempotent=True),
-    OperationSpec(services.task_create, outputs.TaskAckOut, "task", idempotent=True),
+    OperationSpec(services.memory_add, outputs.MemoryAckOut, "memory"),
+    OperationSpec(services.task_create, outputs.TaskAckOut, "task"),
     OperationSpec(services.task_update, outputs.TaskUpdateOut, "task"),
     OperationSpec(services.state_put, outputs.StateAckOut, "state"),
 )

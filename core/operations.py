@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import pydantic
 from django.db import transaction
@@ -28,6 +28,21 @@ ResultT = TypeVar("ResultT")
 Body = Callable[[Caller, InputT, AuditNote], ResultT]
 
 
+class Once(Protocol):
+    """How an append runs at most once per idempotency key: `create` on the first use of a key,
+    the stored result on a retry. The app that stores the keys supplies it (continuity's
+    run_once); the Operation calls it with its own name, inside its transaction."""
+
+    def __call__(
+        self,
+        caller: Caller,
+        operation: str,
+        args: Any,
+        note: AuditNote,
+        create: Callable[[], Any],
+    ) -> Any: ...
+
+
 class Operation(Generic[InputT, ResultT]):
     """A named, audited operation: call it with a Caller and the arguments."""
 
@@ -39,12 +54,14 @@ class Operation(Generic[InputT, ResultT]):
         capability: Capability,
         input_model: type[InputT],
         writes: bool,
+        once: Once | None = None,
     ) -> None:
         self.name = name
         self.body = body
         self.capability = capability
         self.input_model = input_model
         self.writes = writes
+        self.once = once
         functools.update_wrapper(self, body)
 
     def __call__(
@@ -90,7 +107,12 @@ class Operation(Generic[InputT, ResultT]):
         return retry_lost_connection(once, repeatable=lambda: not committing)
 
     def _run(self, caller: Caller, args: InputT, note: AuditNote) -> ResultT:
-        result = self.body(caller, args, note)
+        def work() -> ResultT:
+            return self.body(caller, args, note)
+
+        result: ResultT = (
+            work() if self.once is None else self.once(caller, self.name, args, note, work)
+        )
         record(
             caller,
             self.name,
@@ -102,10 +124,17 @@ class Operation(Generic[InputT, ResultT]):
 
 
 def operation(
-    name: str, *, capability: Capability, input_model: type[InputT], writes: bool = True
+    name: str,
+    *,
+    capability: Capability,
+    input_model: type[InputT],
+    writes: bool = True,
+    once: Once | None = None,
 ) -> Callable[[Body[InputT, ResultT]], Operation[InputT, ResultT]]:
     def wrap(body: Body[InputT, ResultT]) -> Operation[InputT, ResultT]:
-        return Operation(name, body, capability=capability, input_model=input_model, writes=writes)
+        return Operation(
+            name, body, capability=capability, input_model=input_model, writes=writes, once=once
+        )
 
     return wrap
 

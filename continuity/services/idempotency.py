@@ -15,6 +15,7 @@ from audit.recorder import AuditNote
 from continuity.models import IdempotencyRecord
 from core.access import Caller
 from core.errors import IdempotencyConflict
+from core.operations import Once
 
 
 def payload_fingerprint(args: pydantic.BaseModel) -> str:
@@ -62,3 +63,19 @@ def run_once(
     record.result = result
     record.save(update_fields=["result"])
     return result
+
+
+def keyed(*, target_type: str) -> Once:
+    """The `once` of an append: `@operation(..., once=keyed(target_type="memory"))` runs the
+    body through run_once under the operation's own name."""
+
+    def once(
+        caller: Caller,
+        operation: str,
+        args: pydantic.BaseModel,
+        note: AuditNote,
+        create: Callable[[], dict[str, Any]],
+    ) -> dict[str, Any]:
+        return run_once(caller, operation, args, note, create, target_type=target_type)
+
+    return once

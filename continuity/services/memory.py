@@ -9,22 +9,21 @@ from audit.recorder import AuditNote
 from continuity.inputs import MemoryAddInput
 from continuity.models import Memory, MemoryKind
 from continuity.presenters import memory_ack_json
-from continuity.services.idempotency import run_once
+from continuity.services.idempotency import keyed
 from core.access import Caller, Capability
 from core.errors import ValidationError
 from core.lookups import project_object
 from core.operations import operation
 
 
-@operation("memory_add", capability=Capability.WRITE, input_model=MemoryAddInput)
+@operation(
+    "memory_add",
+    capability=Capability.WRITE,
+    input_model=MemoryAddInput,
+    once=keyed(target_type="memory"),
+)
 def memory_add(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[str, Any]:
     """Record a decision or a note. Memories are immutable; a decision may supersede one."""
-    return run_once(
-        caller, "memory_add", args, note, lambda: _create(caller, args, note), target_type="memory"
-    )
-
-
-def _create(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[str, Any]:
     superseded = _superseded_decision(caller, args.supersedes) if args.supersedes else None
     try:
         with transaction.atomic():

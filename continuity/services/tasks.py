@@ -11,7 +11,7 @@ from audit.recorder import AuditNote
 from continuity.inputs import RepositoryRefInput, TaskCreateInput, TaskUpdateInput
 from continuity.models import TRANSITIONS, Task, WorkReceipt
 from continuity.presenters import receipt_json, task_ack_json, task_json
-from continuity.services.idempotency import run_once
+from continuity.services.idempotency import keyed
 from core.access import Caller, Capability
 from core.errors import (
     DuplicateReceipt,
@@ -25,15 +25,14 @@ from core.operations import operation
 from projects.models import ProjectRepository
 
 
-@operation("task_create", capability=Capability.WRITE, input_model=TaskCreateInput)
+@operation(
+    "task_create",
+    capability=Capability.WRITE,
+    input_model=TaskCreateInput,
+    once=keyed(target_type="task"),
+)
 def task_create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> dict[str, Any]:
     """Create a task: a stable goal (title, description) and its first handoff state."""
-    return run_once(
-        caller, "task_create", args, note, lambda: _create(caller, args, note), target_type="task"
-    )
-
-
-def _create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> dict[str, Any]:
     task = Task.objects.create(
         project=caller.project,
         title=args.title,
