@@ -19,6 +19,20 @@ from tests.live import ConsentBrowser, LiveServer, MemoryTokenStorage
 
 PASSWORD = "correct-horse-battery-staple-42"
 MODES = ("legacy", "auto")
+# The pinned tools (DESIGN section 5), in the order tools/list gives them.
+EVERY_TOOL = (
+    "server_identity",
+    "continuity_context",
+    "memory_get",
+    "memory_search",
+    "task_get",
+    "task_list",
+    "state_get",
+    "memory_add",
+    "task_create",
+    "task_update",
+    "state_put",
+)
 
 
 @dataclass

@@ -45,6 +45,21 @@ def rows(request_id: str) -> list[tuple[str, str, str, str, str]]:
     ]
 
 
+WRITE_CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "memory_add", "arguments": {"kind": "note", "content": "x"}},
+}
+
+
+def read_only_key(world: Any, user: Any) -> str:
+    """A project API key of `user` in alpha that holds continuity:read alone."""
+    return api_key_create(
+        operator_caller(world.alpha), user_id=user.pk, label="ro", scopes=["continuity:read"]
+    ).secret
+
+
 def test_mcp_and_rest_answer_a_scope_shortfall_alike_and_audit_it_once(transactional_db):
     secret, _ = audit_key()
     mcp_request, rest_request = uuid.uuid4().hex, uuid.uuid4().hex
@@ -85,22 +100,12 @@ def test_mcp_and_rest_answer_a_scope_shortfall_alike_and_audit_it_once(transacti
 
 def test_a_write_with_a_read_only_key_is_a_step_up_audited_once_on_mcp(transactional_db):
     world = build_world()
-    secret = api_key_create(
-        operator_caller(world.alpha),
-        user_id=world.owner.pk,
-        label="ro",
-        scopes=["continuity:read"],
-    ).secret
+    secret = read_only_key(world, world.owner)
     request_id = uuid.uuid4().hex
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "memory_add", "arguments": {"kind": "note", "content": "x"}},
-    }
     with in_process_server() as server:
         answer = server.post(
-            call, {**MCP_HEADERS, "Authorization": f"Bearer {secret}", "X-Request-ID": request_id}
+            WRITE_CALL,
+            {**MCP_HEADERS, "Authorization": f"Bearer {secret}", "X-Request-ID": request_id},
         )
     assert answer.status_code == 403
     assert scope_of(answer.headers["www-authenticate"]) == "continuity:read continuity:write"
@@ -110,22 +115,12 @@ def test_a_write_with_a_read_only_key_is_a_step_up_audited_once_on_mcp(transacti
 
 
 def test_a_role_that_does_not_allow_the_tool_is_no_step_up(transactional_db):
-    """A viewer's key with every scope: writing is refused as a tool error, not a challenge."""
+    """A viewer's key with every scope a viewer may hold: writing is refused as a tool error,
+    not a challenge (no scope would let the role write)."""
     world = build_world()
-    secret = api_key_create(
-        operator_caller(world.alpha),
-        user_id=world.viewer.pk,
-        label="v",
-        scopes=["continuity:read"],
-    ).secret
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "memory_add", "arguments": {"kind": "note", "content": "x"}},
-    }
+    secret = read_only_key(world, world.viewer)
     with in_process_server() as server:
-        answer = server.post(call, {**MCP_HEADERS, "Authorization": f"Bearer {secret}"})
+        answer = server.post(WRITE_CALL, {**MCP_HEADERS, "Authorization": f"Bearer {secret}"})
     assert answer.status_code == 200
     result = answer.json()["result"]
     assert result["isError"] is True

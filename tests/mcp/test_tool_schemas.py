@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from continuity.mcp.schemas import TOOL_ERROR_CODES
-from tests.mcp.harness import McpWorld
+from tests.mcp.harness import EVERY_TOOL, McpWorld
 from tests.mcp.schema_strategies import arguments_for, schema_errors, validator
 
 pytestmark = pytest.mark.live_server
@@ -212,22 +212,7 @@ def with_known_values(
         ref["repository"] = "acme/app"
 
 
-TOOL_NAMES = [
-    "server_identity",
-    "continuity_context",
-    "memory_get",
-    "memory_search",
-    "task_get",
-    "task_list",
-    "state_get",
-    "memory_add",
-    "task_create",
-    "task_update",
-    "state_put",
-]
-
-
-@pytest.mark.parametrize("name", TOOL_NAMES)
+@pytest.mark.parametrize("name", EVERY_TOOL)
 def test_generated_arguments_get_a_result_or_a_pinned_error(
     mcp_world: McpWorld, known: dict[str, Any], name: str
 ):
