@@ -42,8 +42,14 @@ def test_10000_bogus_requests_add_a_bounded_number_of_rows(settings, transaction
     with in_process_server() as server:
         bogus = {"authorization": "Bearer not-a-token", "content-type": "application/json"}
         _flood(2500, lambda: server.post(INITIALIZE, bogus).status_code, 401)
-    key = {"HTTP_AUTHORIZATION": "Bearer hak_abcdefgh_" + "x" * 43, "REMOTE_ADDR": SOURCE}
-    _flood(2500, lambda: plain.get("/api/v1/identity", **key).status_code, 401)
+    key = "Bearer hak_abcdefgh_" + "x" * 43
+    _flood(
+        2500,
+        lambda: (
+            plain.get("/api/v1/identity", HTTP_AUTHORIZATION=key, REMOTE_ADDR=SOURCE).status_code
+        ),
+        401,
+    )
     sign_in = {"username": "olivia", "password": "guess"}
     _flood(
         2000, lambda: strict.post("/accounts/login/", sign_in, REMOTE_ADDR=SOURCE).status_code, 403
