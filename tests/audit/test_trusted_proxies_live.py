@@ -70,12 +70,14 @@ def _bogus_bearer(http: httpx2.Client, forwarded_for: str) -> int:
     return http.post("/mcp", content=json.dumps(LIST_TOOLS), headers=headers).status_code
 
 
-def _noise(server: LiveServer) -> list[list[object]]:
-    return server.run_python(
+def _noise(server: LiveServer) -> tuple[list[list[object]], int]:
+    """(the counters as [source, reason, count], the authenticate audit rows)."""
+    counts, rows = server.run_python(
         "from audit.models import AnonymousRejection, AuditEvent\n"
-        "result = [[r.source, r.reason, r.count] for r in AnonymousRejection.objects.all()]\n"
-        "result.append(AuditEvent.objects.filter(operation='authenticate').count())"
+        "result = [[[r.source, r.reason, r.count] for r in AnonymousRejection.objects.all()],\n"
+        "          AuditEvent.objects.filter(operation='authenticate').count()]"
     )
+    return counts, int(rows)
 
 
 def test_a_forged_forwarded_for_from_an_untrusted_peer_changes_nothing(untrusting: LiveServer):
@@ -84,7 +86,7 @@ def test_a_forged_forwarded_for_from_an_untrusted_peer_changes_nothing(untrustin
         assert statuses == [201] * LIMIT + [429]  # every registration counted as 127.0.0.1
         flood = {_bogus_bearer(http, f"203.0.113.{n % 250}") for n in range(FLOOD)}
     assert flood == {401}
-    *counts, audit_rows = _noise(untrusting)
+    counts, audit_rows = _noise(untrusting)
     assert counts == [["127.0.0.1", "invalid_token", FLOOD]]
     assert audit_rows <= 2  # the first of the window (two if the flood crossed a window)
 
@@ -96,5 +98,5 @@ def test_a_trusted_proxys_forwarded_for_is_used(behind_proxy: LiveServer):
         again = [_register(http, "198.51.100.0") for _ in range(LIMIT)]
         assert again == [201] * (LIMIT - 1) + [429]  # the first one's address hits its limit
         assert _bogus_bearer(http, "6.6.6.6, 198.51.100.7") == 401
-    *counts, _ = _noise(behind_proxy)
+    counts, _ = _noise(behind_proxy)
     assert counts == [["198.51.100.7", "invalid_token", 1]]
