@@ -283,13 +283,13 @@ def test_the_tool_list_stays_within_its_byte_budget(mcp_world: McpWorld, era: st
         response = post(mcp_world, rpc("tools/list"), version=era)
     tools = response.json()["result"]["tools"]
     size = len(json.dumps(response.json()["result"], separators=(",", ":")).encode())
-    assert len(tools) == 11
+    assert len(tools) == 12
     print(f"tools/list in {era}: {size} bytes")
     assert size < TOOL_LIST_BUDGET, size
     for tool in tools:
         assert tool["inputSchema"]["type"] == "object"
         assert tool["outputSchema"]["type"] == "object"
-        writes = {"memory_add", "task_create", "task_update", "state_put"}
+        writes = {"memory_add", "task_create", "task_update", "task_claim_next", "state_put"}
         assert tool["annotations"]["readOnlyHint"] is (tool["name"] not in writes)
 
 
