@@ -194,8 +194,7 @@ BlockedBy = Annotated[
     list[uuid.UUID],
     Field(
         max_length=MAX_DEPENDENCIES,
-        description="Ids of tasks of this project that must be done before this one is ready; "
-        "the whole set (on task_update it replaces the current one; [] clears it).",
+        description="Tasks of this project to finish first; the whole set ([] clears it).",
     ),
 ]
 

@@ -116,8 +116,8 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         OPERATIONS["task_list"],
-        "Tasks, newest first. status='open' means todo, in_progress or blocked; 'ready' means "
-        "todo with every blocked_by task done. Pass next_cursor back as cursor for the next page.",
+        "Tasks, newest first. status='open' means todo, in_progress or blocked; 'ready': todo, "
+        "blocked_by all done. Pass next_cursor back as cursor for the next page.",
         "List tasks",
     ),
     ToolSpec(
@@ -134,8 +134,8 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         OPERATIONS["task_create"],
-        "Create a task. title and description are its stable goal and acceptance boundary; "
-        "blocked_by lists tasks that must be done first. Send an idempotency_key.",
+        "Create a task. title and description are its stable goal and acceptance boundary. "
+        "Send an idempotency_key.",
         "Create task",
     ),
     ToolSpec(
@@ -148,9 +148,8 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         OPERATIONS["task_claim_next"],
-        "Claim the oldest ready task (todo, every blocked_by task done): it moves to "
-        "in_progress with you as its last mover, and comes back with its new version. "
-        "task is null when nothing is ready. One winner among concurrent claimers.",
+        "Claim the oldest ready task (todo, every blocked_by task done): it comes back "
+        "in_progress with its new version; task is null when none is ready.",
         "Claim next ready task",
     ),
     ToolSpec(

@@ -129,7 +129,7 @@ def object_nodes(node: Any, known: frozenset[str] = frozenset()) -> list[tuple[A
 @pytest.mark.parametrize("era", ERAS)
 def test_every_advertised_schema_is_valid_2020_12_json_schema(mcp_world: McpWorld, era: str):
     tools = tool_list(mcp_world, era)
-    assert len(tools) == 11
+    assert len(tools) == 12
     for name, tool in tools.items():
         for kind in ("inputSchema", "outputSchema"):
             schema = tool[kind]
