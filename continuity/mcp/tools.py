@@ -27,7 +27,7 @@ INSTRUCTIONS = (
     "and next step, recent receipts and the running summary. "
     "3) task_get the task you will work on, then claim it: task_update(status='in_progress', "
     "expected_version=<the version you read>). On stale_version someone else moved it: read it "
-    "again. "
+    "again. Or take the oldest ready task (every blocked_by task done) with task_claim_next. "
     "4) Work in Git. Record accepted decisions with memory_add(kind='decision', rationale, "
     "source). "
     "5) Hand over before you stop: task_update with next_step, blockers, handoff_note and "

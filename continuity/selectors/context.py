@@ -33,8 +33,10 @@ PREVIEW_CHARS = 280
 # Counts stop here: beyond it, "10,000 or more" is what a new session needs to know.
 COUNT_CAP = 10_000
 STATE_PREVIEW_CHARS = 2_000
-# Ids of a task's open dependencies shown per entry: 100 entries of 20 ids would not fit.
+# Ids of a task's open dependencies shown per entry, up to the default task_limit and beyond
+# it: 100 entries of 20 ids each would not fit the budget (task_get has them all).
 WAITING_IDS = 3
+WAITING_IDS_BEYOND_DEFAULT = 1
 # Only this much of a long text is read from the database to make its preview.
 _HEAD = 2 * PREVIEW_CHARS
 
@@ -153,10 +155,11 @@ def _tasks(caller: Caller, limit: int) -> list[dict[str, Any]]:
             "updated_at",
         )[:limit]
     )
-    return [_task(t) for t in rows]
+    shown = WAITING_IDS if limit <= DEFAULT_LIMITS["task_limit"] else WAITING_IDS_BEYOND_DEFAULT
+    return [_task(t, shown) for t in rows]
 
 
-def _task(t: dict[str, Any]) -> dict[str, Any]:
+def _task(t: dict[str, Any], shown: int) -> dict[str, Any]:
     waiting = split_ids(t["waiting_ids"])
     return {
         "id": str(t["id"]),
@@ -168,7 +171,7 @@ def _task(t: dict[str, Any]) -> dict[str, Any]:
         "repository_ref": _ref(t["repository_ref"]),
         "ready": bool(t["ready"]),
         "waiting_on_count": len(waiting),
-        "waiting_on": waiting[:WAITING_IDS],
+        "waiting_on": waiting[:shown],
         "updated_at": rfc3339(t["updated_at"]),
     }
 
