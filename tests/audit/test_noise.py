@@ -62,11 +62,16 @@ def test_10000_bogus_requests_add_a_bounded_number_of_rows(settings, transaction
         200,  # the admin's form again, with its error
     )
 
+    # If the sign-in throttle's 15-minute window ended during the run, the address had to fail
+    # LIMIT times again (real failures, a row each) before the next lockout (one more row).
+    relocked = AuditEvent.objects.filter(error_code="invalid_credentials").count() - LIMIT
+    assert relocked in (0, LIMIT)
     added = AuditEvent.objects.count() - rows_before
-    assert added <= BOUND, added
+    assert added <= BOUND + (relocked + 1 if relocked else 0), added
     assert AuditEvent.objects.filter(project_id__isnull=False, outcome="rejected").count() == 0
     assert AnonymousRejection.objects.count() <= BOUND
-    assert AnonymousRejection.objects.aggregate(total=Sum("count"))["total"] == 10_000
+    total = AnonymousRejection.objects.aggregate(total=Sum("count"))["total"]
+    assert total + relocked == 10_000
     counted = {(row.source, row.operation, row.reason) for row in AnonymousRejection.objects.all()}
     assert counted == {
         ("127.0.0.1", "authenticate", "invalid_token"),
@@ -76,7 +81,8 @@ def test_10000_bogus_requests_add_a_bounded_number_of_rows(settings, transaction
         (SOURCE, "sign_in", "sign_in_throttled"),
     }
     # The lockout is recorded once; the attempts during it are only counted.
-    assert AuditEvent.objects.filter(error_code="sign_in_throttled").count() == 1
+    lockouts = AuditEvent.objects.filter(error_code="sign_in_throttled").count()
+    assert lockouts == (2 if relocked else 1)
 
     out = io.StringIO()
     call_command("audit_noise", stdout=out)

@@ -20,6 +20,7 @@ def test_it_lists_only_the_models_in_use(world: World, client: Client):
     assert listed == {
         "auth.Group",
         "auth.User",
+        "audit.AnonymousRejection",
         "audit.AuditEvent",
         "oauth.AccessToken",
         "oauth.Application",
