@@ -92,7 +92,8 @@ class Seat:
     def profile(self, name: str = "work", **overrides: Any) -> Profile:
         values: dict[str, Any] = {
             "name": name,
-            "url": self.server.mcp_url,
+            # The public URL: the server's own, or a proxy's in front of it (test_crash.py).
+            "url": self.server.env["HEYAIRA_PUBLIC_URL"] + "/mcp",
             "instance": "live-test",
             "project": self.slug,
             "credential": "env:HEYAIRA_TEST_KEY",
@@ -112,6 +113,18 @@ class Seat:
         return self.server.run_python(
             f"from projects.models import Project\n"
             f"project = Project.objects.get(slug={self.slug!r})\n{code}"
+        )
+
+    def outcomes(self, operation: str) -> list[str]:
+        """The audit outcomes of one operation in this project, oldest first."""
+        return list(
+            self.rows(
+                f"""
+from audit.models import AuditEvent
+events = AuditEvent.objects.filter(project_id=project.pk, operation={operation!r})
+result = list(events.order_by("occurred_at").values_list("outcome", flat=True))
+"""
+            )
         )
 
     def counts(self) -> dict[str, Any]:

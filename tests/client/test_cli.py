@@ -48,7 +48,8 @@ def test_it_runs_the_protocol_from_the_command_line(home: Home, seat: Seat):
     task = anyio.run(create_task, seat)
     tasks = home.cli("tasks")
     assert tasks.returncode == 0, tasks.stderr
-    assert task in tasks.stdout and "v1" in tasks.stdout
+    assert task in tasks.stdout
+    assert "v1" in tasks.stdout
 
     claimed = home.cli("claim", task, "--next-step", "Write the README.")
     assert claimed.returncode == 0, claimed.stderr
@@ -64,7 +65,8 @@ def test_it_runs_the_protocol_from_the_command_line(home: Home, seat: Seat):
     assert context.returncode == 0, context.stderr
     brief = context.stdout
     assert brief.startswith(f"# HeyAira: {seat.slug.title()} ({seat.slug})")
-    assert "Use PostgreSQL" in brief and "Runbook" in brief
+    assert "Use PostgreSQL" in brief
+    assert "Runbook" in brief
     assert "Wrote the client." in brief  # the receipt
 
     as_json = json.loads(home.cli("context", "--json").stdout)

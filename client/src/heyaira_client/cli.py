@@ -124,9 +124,7 @@ def cmd_tasks(options: argparse.Namespace) -> None:
 
 
 async def _current_version(heyaira: HeyAira, task_id: str, given: int | None) -> int:
-    if given is not None:
-        return given
-    return (await heyaira.task_get(task_id)).task.version
+    return given if given is not None else await heyaira.task_version(task_id)
 
 
 def cmd_claim(options: argparse.Namespace) -> None:

@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS entries (
     operation TEXT NOT NULL,
     fingerprint TEXT NOT NULL,    -- SHA-256 of the canonical payload (never the payload)
     key TEXT NOT NULL,
+    target TEXT,                  -- task_update: the task id
+    expected_version INTEGER,     -- task_update: the version it was sent against
     status TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
     created_at REAL NOT NULL,
@@ -78,7 +80,14 @@ class Journal:
             db.close()
 
     def begin(
-        self, *, scope: str, operation: str, payload: dict[str, Any], key: str | None = None
+        self,
+        *,
+        scope: str,
+        operation: str,
+        payload: dict[str, Any],
+        key: str | None = None,
+        target: str | None = None,
+        expected_version: int | None = None,
     ) -> Entry:
         """The unfinished entry for this write, or a new one; committed before returning."""
         digest = fingerprint(payload)
@@ -93,9 +102,12 @@ class Journal:
             if row is None:
                 new_key = key or f"heyaira-{uuid.uuid4().hex}"
                 cursor = db.execute(
-                    "INSERT INTO entries (scope, operation, fingerprint, key, status, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (scope, operation, digest, new_key, PENDING, time.time()),
+                    "INSERT INTO entries (scope, operation, fingerprint, key, target, "
+                    "expected_version, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        *(scope, operation, digest, new_key, target, expected_version),
+                        *(PENDING, time.time()),
+                    ),
                 )
                 row = (cursor.lastrowid, new_key, 0)
             db.execute("UPDATE entries SET attempts = attempts + 1 WHERE id = ?", (row[0],))
@@ -115,6 +127,18 @@ class Journal:
                 "UPDATE entries SET status = ?, finished_at = ?, result_id = ? WHERE id = ?",
                 (status, time.time(), result_id, entry.id),
             )
+
+    def unfinished_version(self, scope: str, operation: str, target: str) -> int | None:
+        """The expected_version of the newest unfinished write to `target`: a rerun sends the
+        same one again (so the journal recognises it) instead of re-reading a version that the
+        lost write itself may have moved on."""
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT expected_version FROM entries WHERE scope = ? AND operation = ? AND "
+                "target = ? AND status = ? ORDER BY id DESC LIMIT 1",
+                (scope, operation, target, PENDING),
+            ).fetchone()
+        return None if row is None else int(row[0])
 
     def pending(self, scope: str | None = None) -> list[dict[str, Any]]:
         with self._connect() as db:

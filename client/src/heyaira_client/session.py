@@ -22,6 +22,7 @@ import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, DiscoverResult
 
 from heyaira_client.errors import (
     HeyAiraClientError,
@@ -100,7 +101,8 @@ class HeyAira:
         self._timeout = timeout
         self._auth = auth
         self._stack: AsyncExitStack | None = None
-        self._client: Client | None = None
+        self._http_client: httpx2.AsyncClient | None = None
+        self._discovered: tuple[str, DiscoverResult] | None = None
         self.identity: Identity | None = None  # set once verified against the profile
 
     # --- the connection -----------------------------------------------------------------------
@@ -131,22 +133,11 @@ class HeyAira:
 
     async def _connect(self) -> None:
         stack = AsyncExitStack()
-        try:
-            http = await stack.enter_async_context(self._http())
-            transport = streamable_http_client(self.profile.url, http_client=http)
-            self._client = await stack.enter_async_context(
-                Client(transport, mode=self.profile.mode)
-            )
-        except BaseException as error:
-            await stack.aclose()
-            found = find_client_error(error)
-            if found is not None and found is not error:
-                raise found from None
-            raise
+        self._http_client = await stack.enter_async_context(self._http())
         self._stack = stack
 
     async def _disconnect(self) -> None:
-        stack, self._stack, self._client = self._stack, None, None
+        stack, self._stack, self._http_client = self._stack, None, None
         if stack is not None:
             # A broken connection may fail to close as well; it is gone either way.
             with contextlib.suppress(Exception):
@@ -156,15 +147,30 @@ class HeyAira:
         await self._disconnect()
         await self._connect()
 
+    async def _call_tool(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        """One tools/call in an MCP session of its own over the shared HTTP client. The server
+        is stateless, and a session that breaks cancels whatever runs inside it: kept to one
+        call, a lost answer surfaces here as an exception instead. After the first session the
+        server's discover result is reused, so later ones need no handshake."""
+        if self._http_client is None:
+            await self._connect()
+        assert self._http_client is not None
+        transport = streamable_http_client(self.profile.url, http_client=self._http_client)
+        mode: str = self.profile.mode
+        if self._discovered is not None and mode == "auto":
+            mode = self._discovered[0]
+        prior = self._discovered[1] if self._discovered is not None else None
+        async with Client(transport, mode=mode, prior_discover=prior) as client:
+            if mode == "auto" and client.session.discover_result is not None:
+                self._discovered = (client.protocol_version, client.session.discover_result)
+            return await client.call_tool(tool, arguments)
+
     # --- calls ----------------------------------------------------------------------------------
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """One tool call's structuredContent; a tool error is raised as ToolError."""
-        if self._client is None:
-            await self._connect()
-        assert self._client is not None
         try:
-            result = await self._client.call_tool(tool, arguments)
+            result = await self._call_tool(tool, arguments)
         except Exception as error:
             found = find_client_error(error)
             if found is not None:
@@ -362,7 +368,13 @@ class HeyAira:
             "expected_version": expected_version,
             **changes,
         }
-        entry = self.journal.begin(scope=self._scope, operation="task_update", payload=payload)
+        entry = self.journal.begin(
+            scope=self._scope,
+            operation="task_update",
+            payload=payload,
+            target=task_id,
+            expected_version=expected_version,
+        )
         resumed = entry.resumed
         for attempt in range(SEND_ATTEMPTS):
             if resumed:
@@ -390,6 +402,14 @@ class HeyAira:
             await anyio.sleep(0.2 * 2**attempt)
             await self._reconnect()
         raise LostResponse(f"task_update of {task_id}: no answer after {SEND_ATTEMPTS} attempts")
+
+    async def task_version(self, task_id: str) -> int:
+        """The version to update `task_id` against: an unfinished update's (so that running the
+        same command again resolves it by reading back), else the task's current one."""
+        pending = self.journal.unfinished_version(self._scope, "task_update", task_id)
+        if pending is not None:
+            return pending
+        return (await self.task_get(task_id)).task.version
 
     async def _read_back(
         self, task_id: str, expected_version: int, changes: dict[str, Any]
