@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shlex
 import subprocess
@@ -77,7 +78,9 @@ def cmd_login(options: argparse.Namespace) -> None:
         with loopback_listener(options.port) as callback:
             provider = login_provider(profile, callback, open_url, options.timeout)
             async with HeyAira(profile, auth=provider) as heyaira:
-                return await heyaira.verify()
+                identity = await heyaira.verify()
+            FileTokenStorage(profile.name, profile.resource).save_metadata(provider)
+            return identity
 
     try:
         identity = anyio.run(body)
@@ -393,6 +396,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> None:
     options = parser().parse_args(argv)
+    if not os.environ.get("HEYAIRA_DEBUG"):
+        # The SDK logs its own tracebacks for failures this command reports as one line.
+        logging.getLogger("mcp").setLevel(logging.CRITICAL)
     try:
         options.handler(options)
     except BaseException as error:

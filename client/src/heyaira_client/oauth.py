@@ -26,7 +26,7 @@ from heyaira_client.tokens import FileTokenStorage, StoredExpiryProvider
 CLIENT_NAME = "heyaira CLI"
 _DONE_PAGE = (
     b"<!doctype html><meta charset=utf-8><title>HeyAira</title>"
-    b"<p>Signed in. You can close this window and return to the terminal.</p>"
+    b"<p>Signed in to HeyAira. You can close this window.</p>"
 )
 
 

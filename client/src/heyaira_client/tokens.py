@@ -15,7 +15,9 @@ from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
+    OAuthMetadata,
     OAuthToken,
+    ProtectedResourceMetadata,
 )
 
 from heyaira_client.paths import private_dir, state_dir, write_private
@@ -61,6 +63,27 @@ class FileTokenStorage:
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self._write(client_info=client_info.model_dump(mode="json", exclude_none=True))
 
+    def save_metadata(self, provider: OAuthClientProvider) -> None:
+        """What discovery found (the token endpoint above all): a later process refreshes
+        without discovering again, which only a 401 would start."""
+        context = provider.context
+        found = {
+            "oauth_metadata": context.oauth_metadata,
+            "protected_resource_metadata": context.protected_resource_metadata,
+        }
+        self._write(
+            **{k: v.model_dump(mode="json", exclude_none=True) for k, v in found.items() if v}
+        )
+
+    def load_metadata(self, provider: OAuthClientProvider) -> None:
+        data = self._read()
+        if data.get("oauth_metadata"):
+            provider.context.oauth_metadata = OAuthMetadata.model_validate(data["oauth_metadata"])
+        if data.get("protected_resource_metadata"):
+            provider.context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(
+                data["protected_resource_metadata"]
+            )
+
     def forget(self) -> None:
         self.path.unlink(missing_ok=True)
 
@@ -89,6 +112,7 @@ class StoredExpiryProvider(OAuthClientProvider):
 
     async def _initialize(self) -> None:
         await super()._initialize()
+        self._file_storage.load_metadata(self)
         expires_at = self._file_storage.expires_at
         if expires_at is not None:
             # A minute early, so that a token never expires between the check and the request.
