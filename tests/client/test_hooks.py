@@ -115,10 +115,22 @@ def test_the_claude_code_hooks_inject_the_brief_and_store_the_running_summary(
     theirs = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo checked"}]}
     settings.write_text(json.dumps({"model": "opus", "hooks": {"PreToolUse": [theirs]}}))
 
+    mcp_json = tmp_path / "project" / ".mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"other": {"type": "stdio", "command": "x"}}}))
     for _ in range(2):  # installing again replaces our entries, never duplicates them
-        done = home.cli("hooks", "install", "claude-code", "--settings", str(settings))
+        done = home.cli(
+            *("hooks", "install", "claude-code", "--settings", str(settings)),
+            *("--mcp-json", str(mcp_json)),
+        )
         assert done.returncode == 0, done.stderr
-        assert f"wrote {settings}" in done.stdout
+        assert f"wrote {settings}\nwrote {mcp_json}" in done.stdout
+    servers = json.loads(mcp_json.read_text())["mcpServers"]
+    assert servers["other"] == {"type": "stdio", "command": "x"}
+    assert servers["heyaira"] == {
+        "type": "http",
+        "url": seat.profile().url,
+        "headers": {"Authorization": "Bearer ${HEYAIRA_TEST_KEY}"},
+    }
     data = json.loads(settings.read_text())
     assert data["model"] == "opus"
     assert data["hooks"]["PreToolUse"] == [theirs]

@@ -235,7 +235,7 @@ def cmd_hook_claude_code(options: argparse.Namespace) -> None:
 def cmd_hooks_install(options: argparse.Namespace) -> None:
     profile = load_profile(options.profile)
     if options.agent == "claude-code":
-        paths = hooks.install_claude_code(profile, options.settings)
+        paths = hooks.install_claude_code(profile, options.settings, options.mcp_json)
     elif options.agent == "codex":
         paths = hooks.install_codex(profile, options.config, options.agents_md)
     else:
@@ -372,6 +372,7 @@ def parser() -> argparse.ArgumentParser:
     install.add_argument(
         "--settings", type=Path, help="Claude Code: default ~/.claude/settings.json"
     )
+    install.add_argument("--mcp-json", type=Path, help="Claude Code: also a project .mcp.json")
     install.add_argument("--config", type=Path, help="Codex: default ~/.codex/config.toml")
     install.add_argument("--agents-md", type=Path, help="Codex: default ./AGENTS.md")
     install.add_argument("--path", type=Path, help="shell: where to write the script")

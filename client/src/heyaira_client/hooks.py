@@ -154,9 +154,12 @@ def claude_settings_path(settings: Path | None) -> Path:
     return settings or Path.home() / ".claude" / "settings.json"
 
 
-def install_claude_code(profile: Profile, settings: Path | None = None) -> list[Path]:
+def install_claude_code(
+    profile: Profile, settings: Path | None = None, mcp_json: Path | None = None
+) -> list[Path]:
     """Add (or replace) our SessionStart and PreCompact hooks in a Claude Code settings file;
-    every other setting and hook in it stays as it was."""
+    every other setting and hook in it stays as it was. With `mcp_json`, also the `heyaira`
+    MCP server in that file (a project's `.mcp.json`)."""
     path = claude_settings_path(settings)
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     hooks = data.setdefault("hooks", {})
@@ -171,7 +174,22 @@ def install_claude_code(profile: Profile, settings: Path | None = None) -> list[
         hooks[event] = groups
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return [path]
+    return [path] if mcp_json is None else [path, install_mcp_json(profile, mcp_json)]
+
+
+def install_mcp_json(profile: Profile, path: Path) -> Path:
+    """The `heyaira` entry of a Claude Code `.mcp.json`. An env: credential becomes a
+    `${VARIABLE}` header that Claude Code expands, so the key itself never lands in the file;
+    an OAuth profile gets no header (Claude Code signs in itself, from `/mcp`)."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    server: dict[str, Any] = {"type": "http", "url": profile.url}
+    source = credential_source(profile)
+    if source.kind == "env":
+        server["headers"] = {"Authorization": f"Bearer ${{{source.where}}}"}
+    data.setdefault("mcpServers", {})["heyaira"] = server
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return path
 
 
 def _is_ours(group: Any) -> bool:
