@@ -33,6 +33,7 @@ import os
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -249,17 +250,19 @@ async def session_a(session: Session, run: str) -> dict[str, str]:
     async with session.connect() as heyaira:
         await heyaira.verify()
         step(describe(heyaira))
-        writes = {
-            "decision": lambda content="Production keeps HeyAira's state in PostgreSQL.": (
-                heyaira.memory_add(
-                    kind="decision",
-                    title=f"Store continuity in PostgreSQL [{run}]",
-                    content=content,
-                    rationale="Transactions, row locks and full-text search in one store.",
-                    source="continuity smoke test",
-                    idempotency_key=f"smoke-{run}-decision",
-                )
-            ),
+
+        def decision(content: str = "Production keeps HeyAira's state in PostgreSQL.") -> Any:
+            return heyaira.memory_add(
+                kind="decision",
+                title=f"Store continuity in PostgreSQL [{run}]",
+                content=content,
+                rationale="Transactions, row locks and full-text search in one store.",
+                source="continuity smoke test",
+                idempotency_key=f"smoke-{run}-decision",
+            )
+
+        writes: dict[str, Callable[[], Any]] = {
+            "decision": decision,
             "note": lambda: heyaira.memory_add(
                 kind="note",
                 title=f"Where the runbook lives [{run}]",
@@ -282,9 +285,7 @@ async def session_a(session: Session, run: str) -> dict[str, str]:
             again = await write()
             expect(again.raw == created[name].raw, f"retrying the {name} did not replay it")
         step("retried all three with the same keys: the original results, no duplicates")
-        await refused(
-            "idempotency_conflict", writes["decision"]("A different decision under the same key.")
-        )
+        await refused("idempotency_conflict", decision("A different decision under the same key."))
         step("the same key with a changed payload: idempotency_conflict")
     step("session A closed")
     return {name: value.id for name, value in created.items()}

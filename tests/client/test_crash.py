@@ -152,8 +152,8 @@ def test_a_handoff_killed_before_its_answer_is_resolved_by_running_it_again(
             return (await heyaira.task_create(title="Finish", description="With a receipt.")).id
 
     task_id = anyio.run(make)
-    handoff = ("handoff", task_id, "--summary", "Finished it.", "--session-ref", "crash-2")
-    handoff += ("--status", "in_progress")
+    handoff = [*("handoff", task_id, "--summary", "Finished it.", "--session-ref", "crash-2")]
+    handoff += ["--status", "in_progress"]
 
     killed_during(home, proxy, b"task_update", *handoff)
     assert seat.outcomes("task_update") == ["success"]

@@ -91,7 +91,7 @@ def test_concurrent_turns_never_start_two_updates_for_one_agent(seat: Seat, tmp_
     assert harness.after_turn(conversation(5))
     harness.wait(60)
     assert len(calls) == 2
-    assert stored(seat)[0] == 2
+    assert (stored(seat) or (0, ""))[0] == 2
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,7 @@ def test_the_command_summarizer_gets_the_previous_summary_and_the_newest_turns(
     first.wait(60)
 
     prompt = seen.read_text()
-    version, body = stored(seat)
+    version, body = stored(seat) or (0, "")
     assert version == 2
     assert "person turns seen" in body
     assert "- Goal: keep the project moving (2 person turns seen)." in prompt  # the previous one
