@@ -8,6 +8,7 @@ anyio) are the suite's own, so `--no-deps`; the script's interpreter is this one
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path

@@ -1,3 +1,0 @@
-from heyaira_client.cli import main
-
-main()
