@@ -15,18 +15,12 @@ from pathlib import Path
 
 
 def pip_install_client(source: Path, target: Path) -> Path:
+    # Built from a copy: setuptools leaves build/ and *.egg-info beside the sources it builds.
+    copy = target.parent / f"{target.name}-source"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps"]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--target",
-            target,
-            source,
-        ],
+        [*command, "--target", str(target), str(copy)],
         capture_output=True,
         text=True,
         timeout=600,
