@@ -10,6 +10,7 @@ import pytest
 
 from heyaira_client import HeyAira
 from tests.client.conftest import Home, Seat
+from tests.live import free_port
 
 pytestmark = pytest.mark.live_server
 
@@ -72,3 +73,30 @@ def test_it_runs_the_protocol_from_the_command_line(home: Home, seat: Seat):
     as_json = json.loads(home.cli("context", "--json").stdout)
     assert as_json["context"]["counts"]["memories"] == 2
     assert seat.counts()["receipts"] == 1
+
+
+def test_a_refused_key_is_reported_as_such_and_writes_nothing(home: Home, seat: Seat):
+    seat.saved(home)
+    home.env["HEYAIRA_TEST_KEY"] = seat.key[:-4] + "AAAA"  # a key the server does not know
+    before = seat.counts()
+
+    for command in (("whoami",), ("note", "Never written.")):
+        done = home.cli(*command)
+        assert done.returncode == 4, (done.stdout, done.stderr)
+        assert "refused the credential of profile work (HTTP 401)" in done.stderr
+    assert seat.counts() == before
+
+
+def test_no_server_is_one_line_and_its_own_exit_status(home: Home):
+    port = free_port()  # nothing listens there
+    added = home.cli(
+        *("profile", "add", "gone", "--url", f"http://127.0.0.1:{port}/mcp", "--instance", "x"),
+        *("--project", "p", "--credential", "env:HEYAIRA_TEST_KEY"),
+    )
+    assert added.returncode == 0, added.stderr
+
+    done = home.cli("whoami", HEYAIRA_TEST_KEY="hak_unused")
+
+    assert done.returncode == 6, done.stderr
+    assert done.stderr.startswith(f"heyaira: no answer from http://127.0.0.1:{port}/mcp")
+    assert "Traceback" not in done.stderr

@@ -18,7 +18,7 @@ import anyio
 
 from heyaira_client import hooks
 from heyaira_client.brief import render_brief
-from heyaira_client.errors import ProfileError
+from heyaira_client.errors import HeyAiraClientError, LostResponse, ProfileError
 from heyaira_client.models import Identity
 from heyaira_client.oauth import login_provider, loopback_listener, open_in_browser, print_only
 from heyaira_client.profile import Profile, load_profile, save_profile
@@ -405,6 +405,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     except BaseException as error:
         found = find_client_error(error)
         if found is None:
-            raise
+            if os.environ.get("HEYAIRA_DEBUG") or not isinstance(error, Exception):
+                raise
+            # Connection refused, a timeout, a broken answer: one line, not a traceback.
+            print(f"heyaira: no answer from {_where(options)}: {error!r}", file=sys.stderr)
+            sys.exit(LostResponse.exit_code)
         print(f"heyaira: {found}", file=sys.stderr)
         sys.exit(found.exit_code)
+
+
+def _where(options: argparse.Namespace) -> str:
+    try:
+        return load_profile(getattr(options, "profile", None)).url
+    except HeyAiraClientError:
+        return "the server"

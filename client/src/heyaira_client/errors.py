@@ -45,6 +45,20 @@ class CredentialMissing(HeyAiraClientError):
     exit_code = 4
 
 
+class CredentialRefused(HeyAiraClientError):
+    """The server answered 401 (or 403): the key is wrong, expired or revoked, or the login
+    lacks a scope."""
+
+    exit_code = 4
+
+
+class ServerRefused(HeyAiraClientError):
+    """The server answered the request with a JSON-RPC error (not a tool error): the call was
+    refused, not lost."""
+
+    exit_code = 5
+
+
 class ToolError(HeyAiraClientError):
     """The server answered a tool call with isError: its code, message and details."""
 

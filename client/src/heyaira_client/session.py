@@ -20,15 +20,17 @@ from typing import Any
 
 import anyio
 import httpx2
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, DiscoverResult
+from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, DiscoverResult
 
 from heyaira_client.errors import (
+    CredentialRefused,
     HeyAiraClientError,
     LostResponse,
     NotVerified,
     ProfileMismatch,
+    ServerRefused,
     ToolError,
 )
 from heyaira_client.journal import Entry, Journal
@@ -47,9 +49,11 @@ from heyaira_client.models import (
 from heyaira_client.oauth import stored_provider
 from heyaira_client.profile import Profile, credential_source
 
-EventHook = Callable[[httpx2.Request], Awaitable[None]]
+EventHook = Callable[[Any], Awaitable[None]]  # httpx2 request or response hooks
 # A lost answer or a brief outage is tried this many times in all, with a fresh connection each.
 SEND_ATTEMPTS = 3
+# The SDK's own codes for a request whose answer never came, as opposed to a server's refusal.
+_NO_ANSWER = (CONNECTION_CLOSED, REQUEST_TIMEOUT)
 _TASK_FIELDS = ("status", "next_step", "blockers", "handoff_note")
 
 
@@ -103,6 +107,7 @@ class HeyAira:
         self._stack: AsyncExitStack | None = None
         self._http_client: httpx2.AsyncClient | None = None
         self._discovered: tuple[str, DiscoverResult] | None = None
+        self._last_status = 0
         self.identity: Identity | None = None  # set once verified against the profile
 
     # --- the connection -----------------------------------------------------------------------
@@ -127,9 +132,15 @@ class HeyAira:
             auth = auth or stored_provider(self.profile)
         else:
             headers["Authorization"] = f"Bearer {source.bearer()}"
+        hooks = {**self._event_hooks}
+        hooks["response"] = [*hooks.get("response", []), self._note_status]
         return httpx2.AsyncClient(
-            auth=auth, headers=headers, timeout=self._timeout, event_hooks=self._event_hooks
+            auth=auth, headers=headers, timeout=self._timeout, event_hooks=hooks
         )
+
+    async def _note_status(self, response: httpx2.Response) -> None:
+        # The SDK turns an HTTP refusal into a bare JSON-RPC error; the status says which.
+        self._last_status = response.status_code
 
     async def _connect(self) -> None:
         stack = AsyncExitStack()
@@ -169,13 +180,22 @@ class HeyAira:
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """One tool call's structuredContent; a tool error is raised as ToolError."""
+        self._last_status = 0
         try:
             result = await self._call_tool(tool, arguments)
         except Exception as error:
             found = find_client_error(error)
             if found is not None:
                 raise found from None
-            raise
+            refusal = _mcp_error(error)
+            if refusal is None or refusal.code in _NO_ANSWER or self._last_status >= 500:
+                raise  # no answer came back (or a 5xx): the caller decides whether to resend
+            if self._last_status in (401, 403):
+                raise CredentialRefused(
+                    f"the server refused the credential of profile {self.profile.name} "
+                    f"(HTTP {self._last_status}): check the key, or run `heyaira login`"
+                ) from None
+            raise ServerRefused(f"{tool}: {refusal.error.message}") from None
         data = dict(result.structured_content or {})
         if result.is_error:
             detail = dict(data.get("error") or {})
@@ -454,6 +474,17 @@ class HeyAira:
         if expected_version is not None:
             arguments["expected_version"] = expected_version
         return await self.call("state_put", arguments)
+
+
+def _mcp_error(error: BaseException) -> MCPError | None:
+    """The server's JSON-RPC error inside whatever the SDK wrapped it in."""
+    if isinstance(error, MCPError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            if (found := _mcp_error(inner)) is not None:
+                return found
+    return None
 
 
 def _present(**values: Any) -> dict[str, Any]:
