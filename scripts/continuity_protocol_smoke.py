@@ -1,20 +1,25 @@
 #!/usr/bin/env python
-"""The continuity protocol, end to end, against a running HeyAira server.
+"""The continuity protocol, end to end, against a running HeyAira server, on the client SDK.
 
-Two separate MCP clients, each with its own credential, play two agent sessions with the
-official MCP SDK:
+Two sessions, each with its own credential, are played with heyaira-client (client/), which
+runs on the official MCP SDK. Each session pins an identity profile (resource, instance,
+project), so every write goes through the SDK's checks:
 
-  Session A checks the server's identity, records a decision and a note and creates a task
-  (each with an idempotency key), retries all three with the same keys (no duplicates), retries
-  one with a changed payload (idempotency_conflict), and closes.
-  Session B recovers everything through continuity_context alone, reads the task, claims it
-  with expected_version, tries a stale version (stale_version, nothing changed), completes the
-  task with a work receipt, and retries the receipt (duplicate_receipt, nothing changed).
-  Session A, connecting again, sees the new state.
+  A profile that pins another instance is refused before anything is written.
+  Session A verifies the server's identity, records a decision and a note and creates a task
+  (each with an idempotency key, journaled before it is sent), retries all three with the same
+  keys (the server replays them: no duplicates), retries one with a changed payload
+  (idempotency_conflict), and closes.
+  Session B recovers everything with recover() (server_identity checked, then one
+  continuity_context), reads the task, claims it with expected_version, tries a stale version
+  (stale_version, nothing changed), completes the task with a work receipt, retries the receipt
+  (duplicate_receipt, nothing changed), and stores its running summary.
+  Session A, connecting again, sees the new state and B's running summary.
 
 Credentials: `--api-key KEY_A --api-key-b KEY_B`, or OAuth with the SDK's OAuthClientProvider
 (discovery, dynamic registration, PKCE, resource) and headless consent for a named person:
-`--user NAME --password PASSWORD --project SLUG` (each session registers its own client).
+`--user NAME --password PASSWORD` (each session registers its own client). `--project SLUG`
+and `--instance ID` are what the profiles pin (the quick start's `demo` and `local`).
 
 Each step is printed; any deviation exits with status 1.
 """
@@ -23,25 +28,39 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import dataclasses
+import os
 import sys
+import tempfile
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx2
-from mcp import Client
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
     OAuthToken,
+)
+
+# The client package, from the source tree when it is not installed (`pip install ./client`).
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "client" / "src"))
+
+from heyaira_client import (
+    HeyAira,
+    Journal,
+    NotVerified,
+    Profile,
+    ProfileMismatch,
+    RunningSummary,
+    SummaryRequest,
+    ToolError,
 )
 
 
@@ -159,19 +178,19 @@ class MemoryStorage:
 
 
 @dataclass
-class Credential:
-    """How one session authenticates: an API key, or its own OAuth client."""
+class Session:
+    """One agent session: its pinned profile, its credential, its own journal."""
 
-    api_key: str | None = None
-    oauth: OAuthClientProvider | None = None
+    profile: Profile
+    journal: Journal
+    auth: OAuthClientProvider | None = None
 
-    def http_client(self) -> httpx2.AsyncClient:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        return httpx2.AsyncClient(auth=self.oauth, headers=headers, timeout=60)
+    def connect(self) -> HeyAira:
+        return HeyAira(self.profile, journal=self.journal, auth=self.auth)
 
 
-def oauth_credential(url: str, name: str, consent: HeadlessConsent) -> Credential:
-    provider = OAuthClientProvider(
+def oauth_provider(url: str, name: str, consent: HeadlessConsent) -> OAuthClientProvider:
+    return OAuthClientProvider(
         server_url=f"{url}/mcp",
         client_metadata=OAuthClientMetadata(
             client_name=f"continuity smoke, {name}",
@@ -183,153 +202,134 @@ def oauth_credential(url: str, name: str, consent: HeadlessConsent) -> Credentia
         redirect_handler=consent.redirect_handler,
         callback_handler=consent.callback_handler,
     )
-    return Credential(oauth=provider)
+
+
+async def refused(code: str, write: Any) -> None:
+    try:
+        await write
+    except ToolError as error:
+        expect(error.code == code, f"expected {code}, got {error.code}: {error.message}")
+        return
+    raise Deviation(f"expected {code}, the write succeeded")
+
+
+def describe(heyaira: HeyAira) -> str:
+    identity = heyaira.identity
+    assert identity is not None
+    p = identity.principal
+    return (
+        f"server_identity matches the profile: {identity.resource}, instance "
+        f"{identity.instance}, project {identity.project.slug}, {p.actor} as {p.role} "
+        f"({p.credential})"
+    )
 
 
 # --- the protocol ---------------------------------------------------------------------------
 
 
-@asynccontextmanager
-async def connect(url: str, credential: Credential, mode: str) -> AsyncIterator[Client]:
-    async with (
-        credential.http_client() as http,
-        Client(streamable_http_client(f"{url}/mcp", http_client=http), mode=mode) as client,
-    ):
-        yield client
+async def wrong_instance(session: Session) -> None:
+    print("A profile pinning another instance", flush=True)
+    profile = dataclasses.replace(session.profile, instance="some-other-instance")
+    async with HeyAira(profile, journal=session.journal, auth=session.auth) as heyaira:
+        try:
+            await heyaira.verify()
+        except ProfileMismatch as mismatch:
+            expect(mismatch.field == "instance", f"mismatch on {mismatch.field}")
+        else:
+            raise Deviation("a profile pinning another instance was accepted")
+        try:
+            await heyaira.note("This note must never be written.")
+        except NotVerified:
+            step("ProfileMismatch on instance; the note was refused before it was sent")
+            return
+    raise Deviation("a write went through an unverified connection")
 
 
-async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A successful tool call's structured result (checked against its text copy)."""
-    result = await client.call_tool(tool, arguments)
-    content = result.structured_content or {}
-    expect(not result.is_error, f"{tool} failed: {json.dumps(content)}")
-    text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
-    expect(json.loads(text) == content, f"{tool}: the text copy differs from structuredContent")
-    return dict(content)
+async def session_a(session: Session, run: str) -> dict[str, str]:
+    print(f"Session A ({session.profile.mode})", flush=True)
+    async with session.connect() as heyaira:
+        await heyaira.verify()
+        step(describe(heyaira))
 
+        def decision(content: str = "Production keeps HeyAira's state in PostgreSQL.") -> Any:
+            return heyaira.memory_add(
+                kind="decision",
+                title=f"Store continuity in PostgreSQL [{run}]",
+                content=content,
+                rationale="Transactions, row locks and full-text search in one store.",
+                source="continuity smoke test",
+                idempotency_key=f"smoke-{run}-decision",
+            )
 
-async def refused(client: Client, tool: str, arguments: dict[str, Any], code: str) -> None:
-    result = await client.call_tool(tool, arguments)
-    content = result.structured_content or {}
-    got = content.get("error", {}).get("code")
-    expect(result.is_error and got == code, f"{tool} should fail with {code}, got {content}")
-
-
-async def check_identity(client: Client, url: str) -> dict[str, Any]:
-    identity = await call(client, "server_identity", {})
-    expect(identity["resource"] == f"{url}/mcp", f"unexpected resource {identity['resource']}")
-    expect(
-        identity["write_context"]["project"] == identity["project"]["id"],
-        "write_context names another project",
-    )
-    step(
-        f"server_identity: {identity['resource']}, instance {identity['instance']}, project "
-        f"{identity['project']['slug']}, {identity['principal']['actor']} as "
-        f"{identity['principal']['role']} ({identity['principal']['credential']})"
-    )
-    return identity
-
-
-async def session_a(url: str, credential: Credential, mode: str, run: str) -> dict[str, Any]:
-    print(f"Session A ({mode})", flush=True)
-    async with connect(url, credential, mode) as client:
-        wc = (await check_identity(client, url))["write_context"]
-        writes = {
-            "decision": (
-                "memory_add",
-                {
-                    "write_context": wc,
-                    "kind": "decision",
-                    "title": f"Store continuity in PostgreSQL [{run}]",
-                    "content": "Production keeps HeyAira's state in PostgreSQL.",
-                    "rationale": "Transactions, row locks and full-text search in one store.",
-                    "source": "continuity smoke test",
-                    "idempotency_key": f"smoke-{run}-decision",
-                },
+        writes: dict[str, Callable[[], Any]] = {
+            "decision": decision,
+            "note": lambda: heyaira.memory_add(
+                kind="note",
+                title=f"Where the runbook lives [{run}]",
+                content="The runbook is docs/operating.md.",
+                idempotency_key=f"smoke-{run}-note",
             ),
-            "note": (
-                "memory_add",
-                {
-                    "write_context": wc,
-                    "kind": "note",
-                    "title": f"Where the runbook lives [{run}]",
-                    "content": "The runbook is docs/operating.md.",
-                    "idempotency_key": f"smoke-{run}-note",
-                },
-            ),
-            "task": (
-                "task_create",
-                {
-                    "write_context": wc,
-                    "title": f"Finish the handoff check [{run}]",
-                    "description": "Done when a second session completes it with a receipt.",
-                    "next_step": "Claim it from another session.",
-                    "idempotency_key": f"smoke-{run}-task",
-                },
+            "task": lambda: heyaira.task_create(
+                title=f"Finish the handoff check [{run}]",
+                description="Done when a second session completes it with a receipt.",
+                next_step="Claim it from another session.",
+                idempotency_key=f"smoke-{run}-task",
             ),
         }
-        created = {name: await call(client, tool, args) for name, (tool, args) in writes.items()}
+        created = {name: await write() for name, write in writes.items()}
         step(
-            f"recorded decision {created['decision']['id']}, note {created['note']['id']}, "
-            f"task {created['task']['id']} (version {created['task']['version']})"
+            f"recorded decision {created['decision'].id}, note {created['note'].id}, "
+            f"task {created['task'].id} (version {created['task'].raw['version']})"
         )
-        for name, (tool, args) in writes.items():
-            again = await call(client, tool, args)
-            expect(again == created[name], f"retrying the {name} did not replay its result")
+        for name, write in writes.items():
+            again = await write()
+            expect(again.raw == created[name].raw, f"retrying the {name} did not replay it")
         step("retried all three with the same keys: the original results, no duplicates")
-        tool, args = writes["decision"]
-        await refused(
-            client,
-            tool,
-            {**args, "content": "A different decision under the same key."},
-            "idempotency_conflict",
-        )
+        await refused("idempotency_conflict", decision("A different decision under the same key."))
         step("the same key with a changed payload: idempotency_conflict")
     step("session A closed")
-    return {name: value["id"] for name, value in created.items()}
+    return {name: value.id for name, value in created.items()}
 
 
-async def session_b(url: str, credential: Credential, mode: str, ids: dict[str, str]) -> None:
-    print(f"Session B ({mode}, its own credential)", flush=True)
-    async with connect(url, credential, mode) as client:
-        wc = (await check_identity(client, url))["write_context"]
-        context = await call(client, "continuity_context", {})
-        memories = {m["id"]: m for m in context["memories"]}
-        tasks = {t["id"]: t for t in context["tasks"]}
-        expect(memories.get(ids["decision"], {}).get("kind") == "decision", "decision missing")
-        expect(memories.get(ids["note"], {}).get("kind") == "note", "note missing from context")
-        expect(ids["task"] in tasks, "the task is missing from continuity_context")
+def summarizer(request: SummaryRequest) -> str:
+    return (
+        "# Running summary\n\n- Goal: finish the handoff check.\n"
+        f"- Done: {len(request.turns)} turns, the task completed with a receipt.\n"
+        "- Pending: nothing.\n\nLet me know if you need anything else!"
+    )
+
+
+async def session_b(session: Session, ids: dict[str, str]) -> None:
+    print(f"Session B ({session.profile.mode}, its own credential)", flush=True)
+    async with session.connect() as heyaira:
+        recovery = await heyaira.recover()
+        step(describe(heyaira))
+        context = recovery.context
+        memories = {m.id: m for m in context.memories}
+        expect(memories.get(ids["decision"]) is not None, "the decision is missing")
+        expect(memories[ids["decision"]].kind == "decision", "the decision is not a decision")
+        expect(ids["note"] in memories, "the note is missing from continuity_context")
+        expect(ids["task"] in {t.id for t in context.tasks}, "the task is missing")
         step(
-            f"continuity_context: {context['counts']['memories']} memories, "
-            f"{context['counts']['open_tasks']} open tasks; the decision, note and task are there"
+            f"recover(): {context.counts['memories']} memories, {context.counts['open_tasks']} "
+            "open tasks; the decision, note and task are there"
         )
-        task = (await call(client, "task_get", {"task_id": ids["task"]}))["task"]
-        expect(task["status"] == "todo" and task["version"] == 1, f"unexpected task {task}")
-        step(f"task_get: {task['status']}, version {task['version']}, next: {task['next_step']}")
-        base = {"write_context": wc, "task_id": ids["task"]}
-        claimed = await call(
-            client,
-            "task_update",
-            {
-                **base,
-                "expected_version": 1,
-                "status": "in_progress",
-                "next_step": "Complete it with a receipt.",
-            },
+        task = (await heyaira.task_get(ids["task"])).task
+        expect((task.status, task.version) == ("todo", 1), f"unexpected task {task}")
+        step(f"task_get: {task.status}, version {task.version}, next: {task.next_step}")
+        claimed = await heyaira.task_update(
+            task.id,
+            expected_version=1,
+            status="in_progress",
+            next_step="Complete it with a receipt.",
         )
-        expect(claimed["task"]["version"] == 2, "claiming did not move the version to 2")
+        expect(claimed.task.version == 2, "claiming did not move the version to 2")
         step("claimed with expected_version 1: in_progress, version 2")
         await refused(
-            client,
-            "task_update",
-            {**base, "expected_version": 1, "status": "blocked"},
-            "stale_version",
+            "stale_version", heyaira.task_update(task.id, expected_version=1, status="blocked")
         )
-        after_stale = (await call(client, "task_get", {"task_id": ids["task"]}))["task"]
-        expect(
-            (after_stale["status"], after_stale["version"]) == ("in_progress", 2),
-            "a stale update changed the task",
-        )
+        after = (await heyaira.task_get(task.id)).task
+        expect((after.status, after.version) == ("in_progress", 2), "a stale update changed it")
         step("a stale expected_version: stale_version, task unchanged")
         receipt = {
             "session_ref": f"smoke-session-b-{uuid.uuid4().hex[:8]}",
@@ -337,50 +337,90 @@ async def session_b(url: str, credential: Credential, mode: str, ids: dict[str, 
             "tests": [{"name": "scripts/continuity_protocol_smoke.py", "result": "passed"}],
             "commits": ["0123456789abcdef0123456789abcdef01234567"],
         }
-        finish = {**base, "expected_version": 2, "status": "done", "work_receipt": receipt}
-        done = await call(client, "task_update", finish)
-        expect(done["task"]["status"] == "done" and done["receipt"] is not None, "not completed")
-        step(f"completed with receipt {done['receipt']['id']}: done, version 3")
-        await refused(client, "task_update", finish, "duplicate_receipt")
-        final = await call(client, "task_get", {"task_id": ids["task"]})
-        expect(final["task"]["version"] == 3, "the receipt retry changed the task")
-        expect(len(final["receipts"]) == 1, "the receipt retry added a receipt")
+
+        def finish() -> Any:
+            return heyaira.task_update(
+                task.id, expected_version=2, status="done", work_receipt=receipt
+            )
+
+        done = await finish()
+        expect(done.task.status == "done" and done.receipt is not None, "not completed")
+        step(f"completed with receipt {done.receipt.id}: done, version 3")
+        await refused("duplicate_receipt", finish())
+        final = await heyaira.task_get(task.id)
+        expect(final.task.version == 3, "the receipt retry changed the task")
+        expect(len(final.receipts) == 1, "the receipt retry added a receipt")
         step("the same receipt again: duplicate_receipt, task and receipts unchanged")
+    summary = RunningSummary(
+        session.profile,
+        summarizer,
+        connect=session.connect,
+        lock_dir=session.journal.path.parent / "locks",
+    )
+    expect(summary.after_turn([], force=True), "the running summary update did not start")
+    summary.wait(60)
+    expect(summary.last_error is None, f"the running summary failed: {summary.last_error}")
+    step("stored the running summary in the background (closing chatter cut)")
     step("session B closed")
 
 
-async def session_a_again(url: str, credential: Credential, mode: str, ids: dict[str, str]) -> None:
-    print(f"Session A again ({mode})", flush=True)
-    async with connect(url, credential, mode) as client:
-        await check_identity(client, url)
-        task = await call(client, "task_get", {"task_id": ids["task"]})
-        expect(task["task"]["status"] == "done", "session A does not see the task done")
-        expect(len(task["receipts"]) == 1, "session A does not see the receipt")
-        context = await call(client, "continuity_context", {})
-        expect(ids["task"] not in {t["id"] for t in context["tasks"]}, "done task still open")
-        receipts = {r["task_id"] for r in context["receipts"]}
-        expect(ids["task"] in receipts, "the receipt is missing from continuity_context")
-        step("sees the task done, its receipt, and no longer lists it as open")
+async def session_a_again(session: Session, ids: dict[str, str]) -> None:
+    print(f"Session A again ({session.profile.mode})", flush=True)
+    async with session.connect() as heyaira:
+        recovery = await heyaira.recover(agent="smoke-session-b")
+        detail = await heyaira.task_get(ids["task"])
+        expect(detail.task.status == "done", "session A does not see the task done")
+        expect(len(detail.receipts) == 1, "session A does not see the receipt")
+        context = recovery.context
+        expect(ids["task"] not in {t.id for t in context.tasks}, "the done task is still open")
+        expect(ids["task"] in {r.task_id for r in context.receipts}, "the receipt is missing")
+        state = context.state
+        expect(state is not None and state.agent == "smoke-session-b", "no running summary")
+        assert state is not None
+        expect(state.preview.startswith("# Running summary"), "the running summary is wrong")
+        expect("Let me know" not in state.preview, "the closing chatter was stored")
+        step("sees the task done, its receipt, B's running summary, and no open task for it")
 
 
-async def main(options: argparse.Namespace) -> None:
+def profile(options: argparse.Namespace, name: str, mode: str, credential: str) -> Profile:
+    return Profile(
+        name=name,
+        url=f"{options.url.rstrip('/')}/mcp",
+        instance=options.instance,
+        project=options.project,
+        credential=credential,
+        agent=name,
+        mode=mode,  # type: ignore[arg-type]
+    )
+
+
+async def main(options: argparse.Namespace, journal_dir: Path) -> None:
     url = options.url.rstrip("/")
+    mode_b = options.mode_b or options.mode
+    journal = Journal(journal_dir / "journal.sqlite3")  # a scratch journal, not ~/.local/state
     if options.api_key:
-        first = Credential(api_key=options.api_key)
-        second = Credential(api_key=options.api_key_b)
+        first = Session(profile(options, "smoke-session-a", options.mode, "env:SMOKE_A"), journal)
+        second = Session(profile(options, "smoke-session-b", mode_b, "env:SMOKE_B"), journal)
     else:
         consent = HeadlessConsent(options.user, options.password, options.project)
         consent_b = HeadlessConsent(
-            options.user_b or options.user,
-            options.password_b or options.password,
-            options.project,
+            options.user_b or options.user, options.password_b or options.password, options.project
         )
-        first = oauth_credential(url, "session A", consent)
-        second = oauth_credential(url, "session B", consent_b)
+        first = Session(
+            profile(options, "smoke-session-a", options.mode, "oauth"),
+            journal,
+            oauth_provider(url, "session A", consent),
+        )
+        second = Session(
+            profile(options, "smoke-session-b", mode_b, "oauth"),
+            journal,
+            oauth_provider(url, "session B", consent_b),
+        )
     run = uuid.uuid4().hex[:8]
-    ids = await session_a(url, first, options.mode, run)
-    await session_b(url, second, options.mode_b or options.mode, ids)
-    await session_a_again(url, first, options.mode, ids)
+    await wrong_instance(first)
+    ids = await session_a(first, run)
+    await session_b(second, ids)
+    await session_a_again(first, ids)
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -390,25 +430,31 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--mode-b", choices=["legacy", "auto"], help="session B's (default: --mode)"
     )
+    parser.add_argument("--instance", default="local", help="the instance the profiles pin")
+    parser.add_argument("--project", default="demo", help="the project slug the profiles pin")
     parser.add_argument("--api-key", help="session A's API key (hak_...)")
     parser.add_argument("--api-key-b", help="session B's API key")
     parser.add_argument("--user", help="OAuth: the person who consents")
     parser.add_argument("--password", help="OAuth: their password")
-    parser.add_argument("--project", help="OAuth: the project slug to grant")
     parser.add_argument("--user-b", help="OAuth: session B's person (default: --user)")
     parser.add_argument("--password-b", help="OAuth: session B's password")
     options = parser.parse_args(argv)
     if options.api_key:
         if not options.api_key_b or options.api_key_b == options.api_key:
             parser.error("--api-key needs --api-key-b, a different key for session B")
-    elif not (options.user and options.password and options.project):
-        parser.error("give --api-key and --api-key-b, or --user, --password and --project")
+    elif not (options.user and options.password):
+        parser.error("give --api-key and --api-key-b, or --user and --password")
     return options
 
 
 if __name__ == "__main__":
+    arguments = parse(sys.argv[1:])
+    if arguments.api_key:
+        # The profiles read their credentials from the environment, as a harness's would.
+        os.environ["SMOKE_A"], os.environ["SMOKE_B"] = arguments.api_key, arguments.api_key_b
     try:
-        asyncio.run(main(parse(sys.argv[1:])))
+        with tempfile.TemporaryDirectory(prefix="heyaira-smoke-journal-") as scratch:
+            asyncio.run(main(arguments, Path(scratch)))
     except Deviation as deviation:
         print(f"FAIL  {deviation}", file=sys.stderr)
         sys.exit(1)

@@ -40,7 +40,7 @@ FENCE = re.compile(r"^```(\S*)\s*$")
 # Inline code that is a command someone would type (as opposed to a name or a value).
 COMMAND_START = re.compile(
     r"^(python3? |make( |$)|\.venv/bin/|\./|createdb |dropdb |psql |gunicorn |pg_dump |"
-    r"pg_restore |sqlite3 |claude |codex |npx |git |curl )"
+    r"pg_restore |sqlite3 |claude |codex |npx |git |curl |heyaira |pip )"
 )
 URL = "http://127.0.0.1:8000"  # the quick start's address, free inside the sandbox
 # What runs inside the namespace to reach its 127.0.0.1: plain urllib, as any client would.

@@ -12,10 +12,16 @@ free, so `make run` serves on the README's own port beside anything else on this
 - PostgreSQL lines: against a throwaway cluster inside the namespace (only role `postgres`, as
   on a fresh machine), when the suite runs on PostgreSQL;
 - `createsuperuser` and `changepassword` ask on the terminal: run on a pseudo-terminal and answered.
+- the client section: `pip install ./client` is run by tests/client/test_package.py (into a
+  directory of its own: the suite's virtualenv is shared); here the package is installed the
+  same way (tests/client/install.py) and the section's other commands run as one shell, in a
+  fresh home, against `make run`; `heyaira login` needs a person at a browser and is run by
+  tests/client/test_login.py with Chromium. client/README.md shows only commands listed here.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections.abc import Iterator
@@ -24,6 +30,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from tests.client.install import installed_environment, pip_install_client
 from tests.readme_runner import (
     OTHER_BLOCKS,
     PROBE,
@@ -77,6 +84,14 @@ ALICE_KEY = (
 )
 PURGE = "python manage.py purge_idempotency"
 CHANGE_PASSWORD = "python manage.py changepassword owner"
+PIP_INSTALL = "pip install ./client"
+CLIENT_LOGIN = "heyaira login --profile demo-login"
+CLIENT, PACKAGE, BROWSER_LOGIN = (
+    "client session: one shell, in order",
+    "run by tests/client/test_package.py",
+    "run by tests/client/test_login.py (a person in Chromium)",
+)
+CLIENT_README = REPO / "client" / "README.md"
 # docs/operating.md's recipes that a quick-start clone can run as written.
 DOCS = REPO / "docs" / "operating.md"
 BACKUP = 'sqlite3 var/heyaira.sqlite3 ".backup var/heyaira-backup.sqlite3"'
@@ -84,6 +99,17 @@ RESTORE = (
     "cp var/heyaira-backup.sqlite3 var/heyaira.sqlite3",
     "rm -f var/heyaira.sqlite3-wal var/heyaira.sqlite3-shm",
 )
+
+
+# What Claude Code sends a SessionStart hook on stdin (its hook reference's example).
+SESSION_START = {
+    "session_id": "abc123",
+    "transcript_path": "/home/person/.claude/projects/demo/abc123.jsonl",
+    "cwd": "/home/person/demo",
+    "hook_event_name": "SessionStart",
+    "source": "startup",
+    "model": "claude-sonnet-4-6",
+}
 
 
 # Every command the README shows, and how this test covers it.
@@ -94,10 +120,21 @@ def rest_session(markdown: str) -> list[str]:
     return readme_commands(section)
 
 
+def client_session(markdown: str) -> list[str]:
+    """The client section's commands that run here, in order, in one shell (the key travels
+    in HEYAIRA_KEY)."""
+    section = markdown.split("## The client: ", 1)[1].split("\n## ", 1)[0]
+    return [c for c in readme_commands(section) if c not in (PIP_INSTALL, CLIENT_LOGIN)]
+
+
 REST_SESSION = rest_session(README.read_text())
+CLIENT_SESSION = client_session(README.read_text())
 
 COVERAGE: dict[str, str] = {
     **dict.fromkeys(REST_SESSION, REST),
+    **dict.fromkeys(CLIENT_SESSION, CLIENT),
+    PIP_INSTALL: PACKAGE,
+    CLIENT_LOGIN: BROWSER_LOGIN,
     MAKE_RUN: SERVER,
     "make run": SERVER,  # inline; the restart runs it with exactly this text
     MAKE_TEST: CI,
@@ -135,6 +172,21 @@ def test_every_readme_command_is_listed_with_its_coverage():
         f"not covered: {sorted(set(shown) - set(COVERAGE))}; "
         f"no longer in the README: {sorted(set(COVERAGE) - set(shown))}"
     )
+
+
+def test_the_client_readme_shows_only_commands_covered_here():
+    text = CLIENT_README.read_text()
+    unlabelled = set(fence_infos(text)) - set(SHELL_BLOCKS) - set(OTHER_BLOCKS)
+    assert not unlabelled, f"label every block: sh (run here), or one of {OTHER_BLOCKS}"
+    shown = readme_commands(text)
+    assert shown, "client/README.md shows no commands"
+    assert set(shown) <= set(COVERAGE), f"not covered: {sorted(set(shown) - set(COVERAGE))}"
+
+
+def test_the_tests_named_as_coverage_exist():
+    for kind in set(COVERAGE.values()):
+        if kind.startswith("run by tests/"):
+            assert (REPO / kind.split()[2]).is_file(), kind
 
 
 def test_ci_runs_the_readme_make_test_lines_exactly():
@@ -238,6 +290,44 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     assert '"session_ref":"readme-1"' in out, out  # the handoff's receipt, listed
     assert '"error"' not in out, out
 
+    # The client section: installed as `pip install ./client` installs it, then one shell in
+    # the README's order, in a home of its own (its profiles, journal and tokens go there).
+    site = pip_install_client(box.clone / "client", tmp_path / "client-site")
+    client_home = tmp_path / "client-home"
+    client_home.mkdir()
+    client = box.run(
+        "set -euo pipefail\n" + "\n".join(CLIENT_SESSION),
+        env={**installed_environment(site), "HOME": str(client_home)},
+    )
+    assert client.returncode == 0, f"{client.stdout}\n{client.stderr}"
+    out = client.stdout
+    assert "resource, instance and project match" in out, out
+    assert out.count("# HeyAira: Demo project (demo)") == 1, out
+    assert "**Runbook**: The runbook is docs/operating.md." in out, out
+    profiles = (client_home / ".config" / "heyaira" / "profiles.toml").read_text()
+    assert '[profiles."demo-login"]' in profiles
+    assert "hak_" not in profiles  # the profile names where the key is, never the key
+    settings = json.loads((box.clone / ".claude" / "settings.json").read_text())
+    assert set(settings["hooks"]) == {"SessionStart", "PreCompact"}
+    entry = json.loads((box.clone / ".mcp.json").read_text())["mcpServers"]["heyaira"]
+    assert entry == {
+        "type": "http",
+        "url": f"{URL}/mcp",
+        "headers": {"Authorization": "Bearer ${HEYAIRA_KEY}"},
+    }
+    # The installed SessionStart hook, run as Claude Code runs it (started from a shell where
+    # HEYAIRA_KEY is set, as the README says), injects the same brief.
+    (group,) = settings["hooks"]["SessionStart"]
+    hook = box.run(
+        group["hooks"][0]["command"] + " <<< '" + json.dumps(SESSION_START) + "'",
+        env={**installed_environment(site), "HOME": str(client_home), "HEYAIRA_KEY": key},
+    )
+    assert hook.returncode == 0, hook.stderr
+    injected = json.loads(hook.stdout)["hookSpecificOutput"]
+    assert injected["hookEventName"] == "SessionStart"
+    assert injected["additionalContext"].startswith("# HeyAira: Demo project (demo)")
+    box.ran.extend(CLIENT_SESSION)
+
     # Operator commands, in the README's order.
     ok(box, CREATE_PROJECT)
     alice = secrets.token_urlsafe(12)
@@ -304,7 +394,7 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     assert refusal.returncode != 0, refusal
     assert "SECRET_KEY must be set" in refusal.stderr, refusal
 
-    for command in [c for c, kind in COVERAGE.items() if kind in (SERVER, RUN, ASKS, REST)]:
+    for command in [c for c, kind in COVERAGE.items() if kind in (SERVER, RUN, ASKS, REST, CLIENT)]:
         assert command in box.ran, f"never ran: {command}"
     for command in (BACKUP, *RESTORE):
         assert command in box.ran, f"never ran: {command}"

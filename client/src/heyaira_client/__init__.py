@@ -1,0 +1,58 @@
+"""heyaira-client: the HeyAira client SDK and CLI for agent harnesses.
+
+It imports nothing of the server: it speaks the public MCP contract (DESIGN section 5) through
+the official `mcp` SDK.
+"""
+
+from heyaira_client.brief import render_brief
+from heyaira_client.errors import (
+    CredentialMissing,
+    HeyAiraClientError,
+    LostResponse,
+    NotVerified,
+    ProfileError,
+    ProfileMismatch,
+    SummaryRejected,
+    ToolError,
+)
+from heyaira_client.journal import Journal
+from heyaira_client.models import Context, Identity, Recovery, TaskDetail, TaskUpdate, Written
+from heyaira_client.profile import Profile, SummarySettings, load_profile, save_profile
+from heyaira_client.session import HeyAira, check_identity
+from heyaira_client.summary import (
+    CommandSummarizer,
+    RunningSummary,
+    SummaryRequest,
+    Turn,
+    accept_summary,
+)
+
+__all__ = [
+    "CommandSummarizer",
+    "Context",
+    "CredentialMissing",
+    "HeyAira",
+    "HeyAiraClientError",
+    "Identity",
+    "Journal",
+    "LostResponse",
+    "NotVerified",
+    "Profile",
+    "ProfileError",
+    "ProfileMismatch",
+    "Recovery",
+    "RunningSummary",
+    "SummaryRejected",
+    "SummaryRequest",
+    "SummarySettings",
+    "TaskDetail",
+    "TaskUpdate",
+    "ToolError",
+    "Turn",
+    "Written",
+    "accept_summary",
+    "check_identity",
+    "load_profile",
+    "render_brief",
+    "save_profile",
+]

@@ -1,0 +1,3 @@
+from heyaira_client.cli import main
+
+main()

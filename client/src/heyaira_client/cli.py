@@ -1,0 +1,421 @@
+"""The `heyaira` command. Every command that writes checks server_identity against the profile
+first and refuses on any difference; see `heyaira --help`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from heyaira_client import hooks
+from heyaira_client.brief import render_brief
+from heyaira_client.errors import HeyAiraClientError, LostResponse, ProfileError
+from heyaira_client.models import Identity
+from heyaira_client.oauth import login_provider, loopback_listener, open_in_browser, print_only
+from heyaira_client.profile import Profile, load_profile, save_profile
+from heyaira_client.session import HeyAira, find_client_error
+from heyaira_client.tokens import FileTokenStorage
+
+SESSION_REF_VARIABLE = "HEYAIRA_SESSION_REF"
+
+
+def _emit(data: Any) -> None:
+    print(json.dumps(data, indent=2, default=str))
+
+
+def _run(profile: Profile, work: Callable[[HeyAira], Awaitable[Any]]) -> Any:
+    async def body() -> Any:
+        async with HeyAira(profile) as heyaira:
+            return await work(heyaira)
+
+    return anyio.run(body)
+
+
+def _identity_line(identity: Identity) -> str:
+    p = identity.principal
+    return (
+        f"{p.actor} as {p.role} of {identity.project.name} ({identity.project.slug}) on "
+        f"{identity.resource}, instance {identity.instance} [{p.credential}; "
+        f"{', '.join(p.scopes)}]"
+    )
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+
+def cmd_profile_add(options: argparse.Namespace) -> None:
+    profile = Profile(
+        name=options.name,
+        url=options.url,
+        resource=options.resource or "",
+        instance=options.instance,
+        project=options.project,
+        credential=options.credential,
+        agent=options.agent,
+        mode=options.mode,
+        summarizer=tuple(shlex.split(options.summarizer)) if options.summarizer else (),
+    )
+    path = save_profile(profile, make_default=options.default)
+    print(f"profile {profile.name} saved in {path}")
+
+
+def cmd_login(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+    if profile.credential != "oauth":
+        raise ProfileError(f"profile {profile.name} uses {profile.credential}, not oauth")
+    open_url = print_only if options.no_browser else open_in_browser
+
+    async def body() -> Identity:
+        with loopback_listener(options.port) as callback:
+            provider = login_provider(profile, callback, open_url, options.timeout)
+            async with HeyAira(profile, auth=provider) as heyaira:
+                identity = await heyaira.verify()
+            FileTokenStorage(profile.name, profile.resource).save_metadata(provider)
+            return identity
+
+    try:
+        identity = anyio.run(body)
+    except BaseException:
+        FileTokenStorage(profile.name, profile.resource).forget()  # no tokens for a wrong server
+        raise
+    print(f"logged in: {_identity_line(identity)}")
+
+
+def cmd_whoami(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+    identity = _run(profile, lambda h: h.verify())
+    if options.json:
+        _emit({"profile": profile.name, "verified": True, "identity": identity.raw})
+        return
+    print(_identity_line(identity))
+    print(f"profile {profile.name}: resource, instance and project match")
+
+
+def cmd_context(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+    recovery = _run(profile, lambda h: h.recover(agent=options.agent))
+    if options.json:
+        _emit({"identity": recovery.identity.raw, "context": recovery.context.raw})
+    else:
+        sys.stdout.write(render_brief(recovery))
+
+
+def cmd_tasks(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+
+    async def work(heyaira: HeyAira) -> Any:
+        await heyaira.verify()
+        return await heyaira.task_list(status=options.status, limit=options.limit)
+
+    tasks = _run(profile, work)
+    if options.json:
+        _emit([t.raw for t in tasks])
+        return
+    for task in tasks:
+        print(f"{task.id}  v{task.version}  {task.status:<11}  {task.title}")
+        if task.next_step:
+            print(f"{'':38}next: {task.next_step}")
+
+
+async def _current_version(heyaira: HeyAira, task_id: str, given: int | None) -> int:
+    return given if given is not None else await heyaira.task_version(task_id)
+
+
+def cmd_claim(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+
+    async def work(heyaira: HeyAira) -> Any:
+        await heyaira.verify()
+        version = await _current_version(heyaira, options.task_id, options.version)
+        return await heyaira.task_update(
+            options.task_id,
+            expected_version=version,
+            status="in_progress",
+            next_step=options.next_step,
+        )
+
+    update = _run(profile, work)
+    print(f"claimed {update.task.id}: {update.task.status}, version {update.task.version}")
+
+
+def _test_runs(values: Sequence[str]) -> list[dict[str, str]]:
+    runs = []
+    for value in values:
+        name, _, result = value.rpartition("=")
+        if not name or result not in ("passed", "failed", "skipped", "error"):
+            raise ProfileError(f"--test takes NAME=passed|failed|skipped|error, not {value!r}")
+        runs.append({"name": name, "result": result})
+    return runs
+
+
+def cmd_handoff(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+    session_ref = options.session_ref or os.environ.get(SESSION_REF_VARIABLE)
+    if not session_ref:
+        raise ProfileError(f"give --session-ref or set {SESSION_REF_VARIABLE}")
+    receipt: dict[str, Any] = {"session_ref": session_ref, "summary": options.summary}
+    if options.test:
+        receipt["tests"] = _test_runs(options.test)
+    if options.commit:
+        receipt["commits"] = options.commit
+    if options.next_step:
+        receipt["next_step"] = options.next_step
+
+    async def work(heyaira: HeyAira) -> Any:
+        await heyaira.verify()
+        version = await _current_version(heyaira, options.task_id, options.version)
+        return await heyaira.task_update(
+            options.task_id,
+            expected_version=version,
+            status=options.status,
+            next_step=options.next_step,
+            handoff_note=options.note,
+            work_receipt=receipt,
+        )
+
+    update = _run(profile, work)
+    receipt_id = update.receipt.id if update.receipt else "none"
+    recovered = " (answer lost; read back)" if update.recovered else ""
+    print(
+        f"handed over {update.task.id}: {update.task.status}, version {update.task.version}, "
+        f"receipt {receipt_id}{recovered}"
+    )
+
+
+def _written(kind: str, written: Any) -> None:
+    again = " (an earlier attempt's key, replayed)" if written.replayed else ""
+    print(f"{kind} {written.id}{again}")
+
+
+def cmd_note(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+
+    async def work(heyaira: HeyAira) -> Any:
+        await heyaira.verify()
+        return await heyaira.note(options.text, title=options.title)
+
+    _written("note", _run(profile, work))
+
+
+def cmd_decide(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+
+    async def work(heyaira: HeyAira) -> Any:
+        await heyaira.verify()
+        return await heyaira.decide(
+            options.title,
+            options.content,
+            rationale=options.rationale,
+            source=options.source,
+            supersedes=options.supersedes,
+        )
+
+    _written("decision", _run(profile, work))
+
+
+def cmd_hook_claude_code(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+    raw = sys.stdin.read()
+    hook_input = json.loads(raw) if raw.strip() else {}
+    if options.event == "session-start":
+        _emit(hooks.session_start_output(profile, hook_input))
+    else:
+        hooks.pre_compact(profile, hook_input)
+
+
+def cmd_hooks_install(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+    if options.agent == "claude-code":
+        paths = hooks.install_claude_code(profile, options.settings, options.mcp_json)
+    elif options.agent == "codex":
+        paths = hooks.install_codex(profile, options.config, options.agents_md)
+    else:
+        if options.path is None:
+            raise ProfileError("hooks install shell needs --path FILE")
+        paths = hooks.install_shell(profile, options.path)
+    print(hooks.installed(paths))
+
+
+def _turns(options: argparse.Namespace) -> list[Any]:
+    if options.claude_transcript:
+        return hooks.claude_transcript_turns(Path(options.claude_transcript))
+    if options.transcript:
+        return hooks.jsonl_turns(Path(options.transcript))
+    raise ProfileError("give --transcript FILE (JSONL) or --claude-transcript FILE")
+
+
+def cmd_summary_update(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+    started = hooks.run_summary(profile, _turns(options), force=not options.if_due, wait=True)
+    print("running summary updated" if started else "no update due, or one is in flight")
+
+
+def cmd_summary_turn(options: argparse.Namespace) -> None:
+    """After a turn: return at once; the check and the update run in a detached process."""
+    profile = load_profile(options.profile)
+    subprocess.Popen(  # noqa: S603 (this package, this interpreter)
+        [
+            *(sys.executable, "-m", "heyaira_client", "summary", "update", "--if-due"),
+            *("--profile", profile.name, "--transcript", options.transcript),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def cmd_journal(options: argparse.Namespace) -> None:
+    from heyaira_client.journal import Journal
+
+    _emit(Journal().pending())
+
+
+# --- the parser --------------------------------------------------------------------------------
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="heyaira", description="The HeyAira client.")
+    commands = root.add_subparsers(dest="command", required=True)
+
+    def command(name: str, handler: Callable[[argparse.Namespace], None], help: str) -> Any:
+        sub = commands.add_parser(name, help=help, description=help)
+        sub.add_argument("--profile", help="profile name (default: HEYAIRA_PROFILE, the file's)")
+        sub.set_defaults(handler=handler)
+        return sub
+
+    profile = commands.add_parser("profile", help="manage identity profiles")
+    profile_commands = profile.add_subparsers(dest="profile_command", required=True)
+    add = profile_commands.add_parser("add", help="add or replace a profile")
+    add.set_defaults(handler=cmd_profile_add)
+    add.add_argument("name")
+    add.add_argument(
+        "--url", required=True, help="the MCP endpoint, e.g. http://127.0.0.1:8000/mcp"
+    )
+    add.add_argument("--resource", help="what server_identity must report (default: --url)")
+    add.add_argument("--instance", required=True, help="the instance server_identity must report")
+    add.add_argument("--project", required=True, help="the project's slug or id")
+    add.add_argument("--credential", required=True, help="env:VARIABLE, file:PATH or oauth")
+    add.add_argument("--agent", default="agent", help="whose running summary this keeps")
+    add.add_argument("--mode", default="auto", choices=["auto", "legacy"])
+    add.add_argument("--summarizer", help="a command that turns a prompt on stdin into a summary")
+    add.add_argument("--default", action="store_true", help="make it the default profile")
+
+    login = command("login", cmd_login, "sign in with OAuth (PKCE) in the browser")
+    login.add_argument("--no-browser", action="store_true", help="print the URL, do not open it")
+    login.add_argument("--port", type=int, default=0, help="loopback port (default: any free)")
+    login.add_argument("--timeout", type=float, default=300.0, help="seconds to wait")
+
+    whoami = command("whoami", cmd_whoami, "the server's identity, checked against the profile")
+    whoami.add_argument("--json", action="store_true")
+
+    context = command("context", cmd_context, "the recovery brief (Markdown)")
+    context.add_argument("--agent", help="whose running summary (default: the profile's)")
+    context.add_argument("--json", action="store_true")
+
+    tasks = command("tasks", cmd_tasks, "list tasks")
+    tasks.add_argument("--status", default="open", help="open (default), todo, in_progress...")
+    tasks.add_argument("--limit", type=int, default=20)
+    tasks.add_argument("--json", action="store_true")
+
+    claim = command("claim", cmd_claim, "claim a task (compare-and-set on its version)")
+    claim.add_argument("task_id")
+    claim.add_argument("--version", type=int, help="expected version (default: read it)")
+    claim.add_argument("--next-step")
+
+    handoff = command("handoff", cmd_handoff, "hand a task over with a work receipt")
+    handoff.add_argument("task_id")
+    handoff.add_argument("--summary", required=True, help="what was done")
+    handoff.add_argument(
+        "--session-ref", help=f"this session's id (default: {SESSION_REF_VARIABLE})"
+    )
+    handoff.add_argument("--status", help="e.g. done, todo, blocked")
+    handoff.add_argument("--next-step")
+    handoff.add_argument("--note", help="a handoff note for the next session")
+    handoff.add_argument("--test", action="append", default=[], help="NAME=passed|failed|...")
+    handoff.add_argument("--commit", action="append", default=[], help="a commit id")
+    handoff.add_argument("--version", type=int, help="expected version (default: read it)")
+
+    note = command("note", cmd_note, "record a note")
+    note.add_argument("text")
+    note.add_argument("--title")
+
+    decide = command("decide", cmd_decide, "record a decision")
+    decide.add_argument("title")
+    decide.add_argument("--content", required=True)
+    decide.add_argument("--rationale", required=True)
+    decide.add_argument("--source", required=True)
+    decide.add_argument("--supersedes")
+
+    hook = commands.add_parser("hook", help="run a session hook (called by the agent)")
+    hook_agents = hook.add_subparsers(dest="hook_agent", required=True)
+    claude = hook_agents.add_parser("claude-code", help="Claude Code hooks (JSON on stdin)")
+    claude.add_argument("event", choices=["session-start", "pre-compact"])
+    claude.add_argument("--profile")
+    claude.set_defaults(handler=cmd_hook_claude_code)
+
+    hooks_parser = commands.add_parser("hooks", help="install session hooks")
+    hooks_commands = hooks_parser.add_subparsers(dest="hooks_command", required=True)
+    install = hooks_commands.add_parser("install", help="write an agent's hook configuration")
+    install.set_defaults(handler=cmd_hooks_install)
+    install.add_argument("agent", choices=["claude-code", "codex", "shell"])
+    install.add_argument("--profile")
+    install.add_argument(
+        "--settings", type=Path, help="Claude Code: default ~/.claude/settings.json"
+    )
+    install.add_argument("--mcp-json", type=Path, help="Claude Code: also a project .mcp.json")
+    install.add_argument("--config", type=Path, help="Codex: default ~/.codex/config.toml")
+    install.add_argument("--agents-md", type=Path, help="Codex: default ./AGENTS.md")
+    install.add_argument("--path", type=Path, help="shell: where to write the script")
+
+    summary = commands.add_parser("summary", help="the running summary")
+    summary_commands = summary.add_subparsers(dest="summary_command", required=True)
+    update = summary_commands.add_parser("update", help="summarize a transcript and store it")
+    update.set_defaults(handler=cmd_summary_update)
+    turn = summary_commands.add_parser("turn", help="after a turn: update in the background if due")
+    turn.set_defaults(handler=cmd_summary_turn)
+    for sub in (update, turn):
+        sub.add_argument("--profile")
+        sub.add_argument("--transcript", help="JSONL, one {role, text} a line")
+    update.add_argument("--claude-transcript", help="a Claude Code transcript (JSONL)")
+    update.add_argument("--if-due", action="store_true", help="only when an update is due")
+    turn.set_defaults(claude_transcript=None)
+
+    journal = commands.add_parser("journal", help="unfinished keyed writes")
+    journal.set_defaults(handler=cmd_journal)
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    options = parser().parse_args(argv)
+    if not os.environ.get("HEYAIRA_DEBUG"):
+        # The SDK logs its own tracebacks for failures this command reports as one line.
+        logging.getLogger("mcp").setLevel(logging.CRITICAL)
+    try:
+        options.handler(options)
+    except BaseException as error:
+        found = find_client_error(error)
+        if found is None:
+            if os.environ.get("HEYAIRA_DEBUG") or not isinstance(error, Exception):
+                raise
+            # Connection refused, a timeout, a broken answer: one line, not a traceback.
+            print(f"heyaira: no answer from {_where(options)}: {error!r}", file=sys.stderr)
+            sys.exit(LostResponse.exit_code)
+        print(f"heyaira: {found}", file=sys.stderr)
+        sys.exit(found.exit_code)
+
+
+def _where(options: argparse.Namespace) -> str:
+    try:
+        return load_profile(getattr(options, "profile", None)).url
+    except HeyAiraClientError:
+        return "the server"

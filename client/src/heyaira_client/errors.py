@@ -1,0 +1,87 @@
+"""The client's typed errors. A server refusal arrives as a ToolError carrying the pinned code
+(DESIGN section 5); everything the client refuses on its own has a class of its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class HeyAiraClientError(Exception):
+    """Anything the client refuses or could not do."""
+
+    exit_code = 1
+
+
+class ProfileError(HeyAiraClientError):
+    """The profile file or a profile in it is missing or malformed."""
+
+    exit_code = 2
+
+
+class ProfileMismatch(HeyAiraClientError):
+    """The server is not the one the profile pins: every write is refused."""
+
+    exit_code = 3
+
+    def __init__(self, field: str, expected: str, actual: str) -> None:
+        super().__init__(
+            f"server_identity {field} is {actual!r} but the profile pins {expected!r}; "
+            "refusing to write"
+        )
+        self.field = field
+        self.expected = expected
+        self.actual = actual
+
+
+class NotVerified(HeyAiraClientError):
+    """A write was attempted before server_identity was checked against the profile."""
+
+    exit_code = 3
+
+
+class CredentialMissing(HeyAiraClientError):
+    """The profile's credential is not there (unset variable, missing file, no login yet)."""
+
+    exit_code = 4
+
+
+class CredentialRefused(HeyAiraClientError):
+    """The server answered 401 (or 403): the key is wrong, expired or revoked, or the login
+    lacks a scope."""
+
+    exit_code = 4
+
+
+class ServerRefused(HeyAiraClientError):
+    """The server answered the request with a JSON-RPC error (not a tool error): the call was
+    refused, not lost."""
+
+    exit_code = 5
+
+
+class ToolError(HeyAiraClientError):
+    """The server answered a tool call with isError: its code, message and details."""
+
+    exit_code = 5
+
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+    @property
+    def current_version(self) -> int | None:
+        value = self.details.get("current_version")
+        return value if isinstance(value, int) else None
+
+
+class LostResponse(HeyAiraClientError):
+    """A write was sent and no answer came back, and re-reading could not tell the outcome."""
+
+    exit_code = 6
+
+
+class SummaryRejected(HeyAiraClientError):
+    """A summarizer's reply is not a running summary (refusal, error text, no heading, too
+    long); it is never stored."""

@@ -1,0 +1,262 @@
+"""The session hooks as the agents run them: `heyaira hooks install` writes the configuration,
+and the test runs the installed command through a shell with the JSON the agent sends.
+
+SessionStart and PreCompact inputs are the examples of Claude Code's hook reference
+(code.claude.com/docs/en/hooks): common fields session_id, transcript_path, cwd,
+hook_event_name; SessionStart adds source (startup|resume|clear|compact) and model; PreCompact
+adds trigger (manual|auto) and custom_instructions. A SessionStart hook injects context by
+printing {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "..."}}.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from heyaira_client import HeyAira
+from tests.client.conftest import Home, Seat
+
+pytestmark = pytest.mark.live_server
+
+SUMMARIZER = (
+    "import sys; prompt = sys.stdin.read(); "
+    "print('# Running summary'); print(); "
+    "asked = 'build the client' in prompt; "
+    "print('- Goal: ' + ('the person asked for a client' if asked else '?')); "
+    "print('- Pending: the README.')"
+)
+
+
+def session_start_input(transcript: Path, cwd: Path, source: str = "startup") -> dict[str, Any]:
+    return {
+        "session_id": "abc123",
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": "SessionStart",
+        "source": source,
+        "model": "claude-sonnet-4-6",
+    }
+
+
+def pre_compact_input(transcript: Path, cwd: Path) -> dict[str, Any]:
+    return {
+        "session_id": "abc123",
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": "PreCompact",
+        "trigger": "manual",
+        "custom_instructions": "",
+    }
+
+
+def claude_transcript(path: Path) -> Path:
+    """A Claude Code transcript: user and assistant entries, a tool call and its result."""
+    entries = [
+        {"type": "user", "message": {"role": "user", "content": "Please build the client."}},
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Starting with the journal."},
+                    {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "client/"}],
+            },
+        },
+        {"type": "user", "message": {"role": "user", "content": "Keep commits small."}},
+        {"type": "assistant", "message": {"role": "assistant", "content": "Understood."}},
+    ]
+    path.write_text("\n".join(json.dumps(e) for e in entries) + "\n")
+    return path
+
+
+def installed_command(settings: Path, event: str) -> str:
+    data = json.loads(settings.read_text())
+    (group,) = [g for g in data["hooks"][event] if "heyaira_client" in json.dumps(g)]
+    (hook,) = group["hooks"]
+    assert hook["type"] == "command"
+    return str(hook["command"])
+
+
+def run_hook(home: Home, command: str, payload: dict[str, Any], **env: str) -> Any:
+    """As Claude Code runs a command hook: through a shell, the event's JSON on stdin."""
+    return subprocess.run(
+        ["bash", "-c", command],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={**home.env, **env},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_claude_code_hooks_inject_the_brief_and_store_the_running_summary(
+    home: Home, seat: Seat, tmp_path: Path
+):
+    seat.saved(home, agent="claude-code", summarizer=(sys.executable, "-c", SUMMARIZER))
+    settings = tmp_path / "project" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    theirs = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo checked"}]}
+    settings.write_text(json.dumps({"model": "opus", "hooks": {"PreToolUse": [theirs]}}))
+
+    mcp_json = tmp_path / "project" / ".mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"other": {"type": "stdio", "command": "x"}}}))
+    for _ in range(2):  # installing again replaces our entries, never duplicates them
+        done = home.cli(
+            *("hooks", "install", "claude-code", "--settings", str(settings)),
+            *("--mcp-json", str(mcp_json)),
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"wrote {settings}\nwrote {mcp_json}" in done.stdout
+    servers = json.loads(mcp_json.read_text())["mcpServers"]
+    assert servers["other"] == {"type": "stdio", "command": "x"}
+    assert servers["heyaira"] == {
+        "type": "http",
+        "url": seat.profile().url,
+        "headers": {"Authorization": "Bearer ${HEYAIRA_TEST_KEY}"},
+    }
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus"
+    assert data["hooks"]["PreToolUse"] == [theirs]
+    assert len(data["hooks"]["SessionStart"]) == 1
+    assert len(data["hooks"]["PreCompact"]) == 1
+    assert data["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+
+    transcript = claude_transcript(tmp_path / "session.jsonl")
+    start = run_hook(
+        home, installed_command(settings, "SessionStart"), session_start_input(transcript, tmp_path)
+    )
+    assert start.returncode == 0, start.stderr
+    output = json.loads(start.stdout)
+    assert set(output) == {"hookSpecificOutput"}
+    assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith(f"# HeyAira: {seat.slug.title()} ({seat.slug})")
+    assert "## Open tasks (0)" in context
+
+    compact = run_hook(
+        home,
+        installed_command(settings, "PreCompact"),
+        pre_compact_input(transcript, tmp_path),
+        HEYAIRA_HOOK_WAIT="1",
+    )
+    assert compact.returncode == 0, compact.stderr
+    assert compact.stdout == ""
+
+    after = run_hook(
+        home,
+        installed_command(settings, "SessionStart"),
+        session_start_input(transcript, tmp_path, source="compact"),
+    )
+    context = json.loads(after.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "## Running summary (claude-code, v1)" in context
+    assert "- Goal: the person asked for a client" in context
+    assert "Recovered after compaction" in context
+
+
+def test_the_session_start_hook_fails_open_and_warns_on_a_mismatch(
+    home: Home, seat: Seat, tmp_path: Path
+):
+    seat.saved(home, instance="production")
+    settings = tmp_path / "settings.json"
+    assert home.cli("hooks", "install", "claude-code", "--settings", str(settings)).returncode == 0
+
+    start = run_hook(
+        home,
+        installed_command(settings, "SessionStart"),
+        session_start_input(tmp_path / "none.jsonl", tmp_path),
+    )
+
+    assert start.returncode == 0, start.stderr
+    output = json.loads(start.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    assert "server_identity instance is 'live-test'" in output["additionalContext"]
+    assert "Do not write to HeyAira" in output["additionalContext"]
+
+
+def test_the_codex_setup_writes_the_mcp_server_and_an_agents_md_section(
+    home: Home, seat: Seat, tmp_path: Path
+):
+    seat.saved(home)
+    config = tmp_path / "codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o4"\n\n[mcp_servers.other]\ncommand = "other-server"\n')
+    agents = tmp_path / "AGENTS.md"
+    agents.write_text("# Agents\n\nRun the tests before committing.\n")
+
+    for _ in range(2):
+        done = home.cli(
+            *("hooks", "install", "codex", "--config", str(config), "--agents-md", str(agents))
+        )
+        assert done.returncode == 0, done.stderr
+
+    parsed = tomllib.loads(config.read_text())
+    assert parsed["model"] == "o4"
+    assert parsed["mcp_servers"]["other"] == {"command": "other-server"}
+    assert parsed["mcp_servers"]["heyaira"] == {
+        "url": seat.profile().url,
+        "bearer_token_env_var": "HEYAIRA_TEST_KEY",
+    }
+    assert config.stat().st_mode & 0o777 == 0o600
+    text = agents.read_text()
+    assert text.startswith("# Agents\n\nRun the tests before committing.\n")
+    assert text.count("<!-- heyaira:begin -->") == 1
+    # The command AGENTS.md tells the agent to run, run as written.
+    command = text.split("1. Run `", 1)[1].split("`", 1)[0]
+    brief = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, env=home.env, timeout=120
+    )
+    assert brief.returncode == 0, brief.stderr
+    assert brief.stdout.startswith(f"# HeyAira: {seat.slug.title()}")
+
+
+def test_the_shell_hook_prints_the_brief_and_updates_the_summary_in_the_background(
+    home: Home, seat: Seat, tmp_path: Path
+):
+    seat.saved(home, summarizer=(sys.executable, "-c", SUMMARIZER))
+    script = tmp_path / "bin" / "heyaira-hook"
+    assert home.cli("hooks", "install", "shell", "--path", str(script)).returncode == 0
+    assert script.stat().st_mode & 0o111
+
+    start = subprocess.run(
+        [str(script), "session-start"], capture_output=True, text=True, env=home.env
+    )
+    assert start.returncode == 0, start.stderr
+    assert start.stdout.startswith(f"# HeyAira: {seat.slug.title()}")
+
+    transcript = tmp_path / "turns.jsonl"
+    lines = [{"role": "user", "text": f"Please build the client, step {n}."} for n in range(8)]
+    transcript.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    began = time.monotonic()
+    turn = subprocess.run([str(script), "turn", str(transcript)], capture_output=True, env=home.env)
+    assert turn.returncode == 0
+    assert time.monotonic() - began < 30  # returned without waiting for the update
+
+    async def newest() -> Any:
+        async with HeyAira(seat.profile()) as heyaira:
+            return await heyaira.state_get()
+
+    deadline = time.monotonic() + 90
+    state = None
+    while state is None and time.monotonic() < deadline:
+        state = anyio.run(newest)
+        time.sleep(0.5)
+    assert state is not None
+    assert state.body.startswith("# Running summary\n\n- Goal: the person asked for a client")
