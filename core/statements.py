@@ -12,7 +12,7 @@ compilers, so values are prepared and converted exactly as the ORM does it.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from django.db import connections, models, router
 from django.db.models.constants import OnConflict
@@ -27,7 +27,7 @@ def update_returning(rows: models.QuerySet[M], **values: Any) -> M | None:
     if sum(1 for count in rows.query.alias_refcount.values() if count) > 1:
         raise ValueError("update_returning takes filters on the model's own table only")
     using = router.db_for_write(rows.model)
-    query = rows.query.chain(UpdateQuery)
+    query = cast(UpdateQuery, rows.query.chain(UpdateQuery))
     query.add_update_values(values)
     connection = connections[using]
     statement, params = query.get_compiler(using).as_sql()
@@ -44,7 +44,8 @@ def update_returning(rows: models.QuerySet[M], **values: Any) -> M | None:
     converted = []
     for field, value in zip(fields, found[0], strict=True):
         column = field.get_col(table)
-        for convert in connection.ops.get_db_converters(column) + field.get_db_converters(
+        # What the ORM's own SELECT applies: the backend's converters, then the field's.
+        for convert in connection.ops.get_db_converters(column) + column.get_db_converters(
             connection
         ):
             value = convert(value, column, connection)

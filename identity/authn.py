@@ -40,9 +40,14 @@ from core.stepup import InsufficientScope
 from identity import audit
 from identity.models import AccessToken
 from identity.policy import access_token_problem, metadata_url
-from projects.api_keys import api_key_find, api_key_prefix, api_key_touch, looks_like_api_key
+from projects.api_keys import (
+    api_key_and_role,
+    api_key_prefix,
+    api_key_touch,
+    looks_like_api_key,
+)
 from projects.models import ApiKey
-from projects.roles import member_role
+from projects.roles import active_role, role_subquery
 
 logger = logging.getLogger(__name__)
 
@@ -239,8 +244,10 @@ class _Attempt:
 
 def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
     checksum = hashlib.sha256(token.encode()).hexdigest()
+    # One query: the token, its user, project and client, and the user's current role there.
     row = (
         AccessToken.objects.select_related("user", "project", "application")
+        .annotate(role=role_subquery())
         .filter(token_checksum=checksum)
         .first()
     )
@@ -254,7 +261,7 @@ def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
     problem = access_token_problem(row, attempt.audience)
     if problem is not None:
         attempt.fail(problem, _DESCRIPTIONS[problem], subject)
-    role = member_role(project_id=row.project_id, user_id=row.user_id)
+    role = active_role(row.role, user_is_active=row.user is not None and row.user.is_active)
     if role is None:
         attempt.fail("not_a_member", _DESCRIPTIONS["not_a_member"], subject)
     return Caller(
@@ -274,9 +281,10 @@ def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
 
 
 def _api_key_caller(secret: str, attempt: _Attempt) -> Caller:
-    key = api_key_find(secret)
-    if key is None:
+    found = api_key_and_role(secret)  # one query: the key, its user, project and role
+    if found is None:
         attempt.fail("invalid_api_key", "The API key is unknown.")
+    key, role = found
     subject = _Subject(
         key.user,
         key.project,
@@ -290,7 +298,6 @@ def _api_key_caller(secret: str, attempt: _Attempt) -> Caller:
         attempt.fail("api_key_revoked", "The API key was revoked.", subject)
     if key.expires_at is not None and timezone.now() >= key.expires_at:
         attempt.fail("api_key_expired", "The API key has expired.", subject)
-    role = member_role(project_id=key.project_id, user_id=key.user_id)
     if role is None:
         attempt.fail("not_a_member", _DESCRIPTIONS["not_a_member"], subject)
     api_key_touch(key)
