@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, router
 from django.utils import timezone
 
 from audit.models import Outcome
@@ -36,6 +36,7 @@ from audit.recorder import (
 from core.access import Actor, ActorType, Caller, Credential, CredentialKind, Role, Scope
 from core.database import retry_lost_connection, unavailable_from, unreachable
 from core.errors import Forbidden, HeyAiraError, Unauthenticated, Unavailable
+from core.statements import CompiledSelect
 from core.stepup import InsufficientScope
 from identity import audit
 from identity.models import AccessToken
@@ -244,13 +245,8 @@ class _Attempt:
 
 def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
     checksum = hashlib.sha256(token.encode()).hexdigest()
-    # One query: the token, its user, project and client, and the user's current role there.
-    row = (
-        AccessToken.objects.select_related("user", "project", "application")
-        .annotate(role=role_subquery())
-        .filter(token_checksum=checksum)
-        .first()
-    )
+    # One query (from the primary: a revocation deletes the row, and must count at once).
+    row = _TOKEN_BY_CHECKSUM.first(router.db_for_write(AccessToken), checksum=checksum)
     if row is None:
         # Unknown, or revoked (revocation deletes the row).
         attempt.fail("invalid_token", "The access token is unknown or revoked.")
@@ -278,6 +274,18 @@ def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
         request_id=attempt.request_id,
         client_id=client_id or None,
     )
+
+
+# The token, its user, project and client, and the user's current role there.
+_TOKEN_BY_CHECKSUM = CompiledSelect(
+    lambda checksum: (
+        AccessToken.objects.select_related("user", "project", "application")
+        .annotate(role=role_subquery())
+        .filter(token_checksum=checksum)
+        .order_by("pk")[:1]
+    ),
+    "checksum",
+)
 
 
 def _api_key_caller(secret: str, attempt: _Attempt) -> Caller:

@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Annotated, Literal
 
 from django.conf import settings
+from django.db import router
 from django.db.models import Q
 from django.utils import timezone
 from pydantic import Field, StrictInt
@@ -27,6 +28,7 @@ from core.access import Caller, Capability, Role, privileged, scopes_for_role
 from core.errors import NotFound, ValidationError
 from core.lookups import project_object
 from core.operations import operation
+from core.statements import CompiledSelect
 from core.validation import Input, RequiredText
 from projects.models import ApiKey
 from projects.roles import active_role, member_role, role_subquery
@@ -124,6 +126,17 @@ def api_key_find(secret: str) -> ApiKey | None:
     return found[0] if found else None
 
 
+_KEY_BY_PREFIX = CompiledSelect(
+    lambda prefix: (
+        ApiKey.objects.select_related("user", "project")
+        .annotate(role=role_subquery())
+        .filter(prefix=prefix)
+        .order_by("pk")[:1]
+    ),
+    "prefix",
+)
+
+
 def api_key_and_role(secret: str) -> tuple[ApiKey, Role | None] | None:
     """api_key_find's key with its user's current role in its project (None when they are no
     longer a member or the account is deactivated), in one query: what authentication needs.
@@ -131,15 +144,12 @@ def api_key_and_role(secret: str) -> tuple[ApiKey, Role | None] | None:
     match = _KEY_PATTERN.match(secret)
     if match is None:
         return None
-    key = (
-        ApiKey.objects.select_related("user", "project")
-        .annotate(role=role_subquery())
-        .filter(prefix=match.group(1))
-        .first()
-    )
+    # From the primary: a revocation must count on the very next request.
+    key = _KEY_BY_PREFIX.first(router.db_for_write(ApiKey), prefix=match.group(1))
     if key is None or not hmac.compare_digest(key.secret_hash, key_digest(secret)):
         return None
-    return key, active_role(key.role, user_is_active=key.user.is_active)
+    role = getattr(key, "role", None)  # the annotation (role_subquery)
+    return key, active_role(role, user_is_active=key.user.is_active)
 
 
 def api_key_touch(key: ApiKey) -> None:

@@ -25,11 +25,9 @@ from core.errors import (
     StaleVersion,
     ValidationError,
 )
-from core.lookups import project_object
 from core.operations import operation
 from core.statements import update_returning
 from projects.models import ProjectRepository
-
 
 # done and cancelled: no move leaves them.
 FINAL = frozenset(status for status, moves in TRANSITIONS.items() if not moves)
