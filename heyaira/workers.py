@@ -31,7 +31,8 @@ logger = logging.getLogger(__name__)
 
 class ReusePortUvicornWorker(UvicornWorker):
     def init_process(self) -> None:
-        self.sockets = [own_listener(shared, self.cfg.backlog) for shared in self.sockets]
+        shared: list[Any] = getattr(self, "sockets")  # noqa: B009 (gunicorn's, untyped)
+        self.sockets = [own_listener(each, self.cfg.backlog) for each in shared]
         super().init_process()
 
 
