@@ -59,8 +59,8 @@ def run_once(
         note.target(target_type, existing.result.get("id", ""))
         return existing.result
     result = create()
-    record.result = result
-    record.save(update_fields=["result"])
+    # By project too: on a database distributed by project that routes it to one shard.
+    IdempotencyRecord.objects.filter(project=caller.project, pk=record.pk).update(result=result)
     return result
 
 
