@@ -9,10 +9,11 @@ Run by hand from the repository root (not by `make test`; a few minutes):
 It creates a PostgreSQL bench database (dropped at the end), sets up a project and an API key
 through the services (bench/fixtures.py) and then, in this order:
 
-- the floor: `--floor-processes` processes, each on its own psycopg connection, run the same
-  transactions HeyAira runs for `task_update` with a work receipt and for `memory_add` with an
-  idempotency key, statement for statement (bench/floor.py), for `--seconds` each;
-- HeyAira: gunicorn with `--workers` workers of `--worker-class` (heyaira.workers: a listener
+- per operation, the floor first: `--floor-processes` processes, each on its own psycopg
+  connection, run the same transactions HeyAira runs for `task_update` with a work receipt and
+  for `memory_add` with an idempotency key, statement for statement (bench/floor.py), for
+  `--seconds` each; the best of them is that operation's floor;
+- then HeyAira: gunicorn with `--workers` workers of `--worker-class` (heyaira.workers: a listener
   per worker with SO_REUSEPORT) and DEBUG off; for each transport (MCP JSON-RPC POSTs to /mcp,
   REST on /api/v1/), operation and client count, that many keep-alive connections from this
   process (a minimal asyncio HTTP/1.1 client, so that the load generator costs little) run
@@ -381,29 +382,47 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def run_floor(args: argparse.Namespace, database_url: str, fixture: dict[str, Any]) -> list[Phase]:
+def run_floor(
+    args: argparse.Namespace, database_url: str, fixture: dict[str, Any], operation: str
+) -> list[Phase]:
     phases = []
-    for operation in args.operations:
-        for processes in args.floor_processes:
-            phase = Phase("floor", operation, processes)
-            result = floor.run(database_url, fixture, operation, processes, args.seconds)
-            phase.seconds, phase.latencies, phase.failures = result
-            phases.append(phase)
-            print_phase(phase, {})
+    for processes in args.floor_processes:
+        phase = Phase("floor", operation, processes)
+        result = floor.run(database_url, fixture, operation, processes, args.seconds)
+        phase.seconds, phase.latencies, phase.failures = result
+        phases.append(phase)
+        print_phase(phase, {})
     return phases
 
 
 async def run_server(
-    args: argparse.Namespace, server: Gunicorn, fixture: dict[str, Any], floors: dict[str, float]
+    args: argparse.Namespace,
+    server: Gunicorn,
+    fixture: dict[str, Any],
+    operation: str,
+    floors: dict[str, float],
 ) -> list[Phase]:
     phases = []
     for transport in args.transports:
-        for operation in args.operations:
-            for clients in args.clients:
-                phase = Phase(transport, operation, clients)
-                await drive(phase, transport, server, fixture, args.seconds)
-                phases.append(phase)
-                print_phase(phase, floors)
+        for clients in args.clients:
+            phase = Phase(transport, operation, clients)
+            await drive(phase, transport, server, fixture, args.seconds)
+            phases.append(phase)
+            print_phase(phase, floors)
+    return phases
+
+
+async def run_all(
+    args: argparse.Namespace, server: Gunicorn, database_url: str, fixture: dict[str, Any]
+) -> list[Phase]:
+    """Per operation, the floor and then HeyAira right after it: on a machine shared with other
+    work, the two see the same neighbours."""
+    phases: list[Phase] = []
+    for operation in args.operations:
+        measured = await asyncio.to_thread(run_floor, args, database_url, fixture, operation)
+        floors = {operation: max(phase.rate for phase in measured)}
+        phases += measured
+        phases += await run_server(args, server, fixture, operation, floors)
     return phases
 
 
@@ -418,14 +437,11 @@ def main(argv: list[str] | None = None) -> int:
         manage(env, "migrate", "--noinput")
         made = in_django(env, "setup", username="bench", slug="bench", tasks=3, receipts=1)
         fixture = {"api_key": made["api_key"], **in_django(env, "floor_fixture", slug="bench")}
-        phases = run_floor(args, database_url, fixture)
-        floors: dict[str, float] = {}
-        for phase in phases:
-            floors[phase.operation] = max(floors.get(phase.operation, 0.0), phase.rate)
         server = start_gunicorn(env, args, Path(folder) / "gunicorn.log")
+        phases: list[Phase] = []
         try:
-            phases += asyncio.run(
-                asyncio.wait_for(run_server(args, server, fixture, floors), args.time_limit)
+            phases = asyncio.run(
+                asyncio.wait_for(run_all(args, server, database_url, fixture), args.time_limit)
             )
         except TimeoutError:
             print(f"FAILED: the run passed --time-limit ({args.time_limit:.0f} s)")
