@@ -16,17 +16,19 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, models
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from audit.recorder import fingerprint
 from continuity import selectors, services
 from continuity.models import Memory
 from identity import authn
 from projects.api_keys import api_key_create
 from projects.callers import operator_caller
-from projects.models import Project
+from projects.models import ApiKey, Project
 from projects.services import project_create, repository_bind
 
 RESULT_MARKER = "@@BENCH@@"
@@ -265,6 +267,24 @@ def context_queries(*, api_key: str) -> None:
             "operation_queries": len(operation.captured_queries),
             "bytes": len(body),
             "memories_listed": len(result["memories"]),
+        }
+    )
+
+
+def floor_fixture(*, slug: str) -> None:
+    """What bench/floor.py writes into its rows: the project, the bench key's ids and labels,
+    and the write_context (as HeyAira's own rows would carry them)."""
+    project = Project.objects.get(slug=slug)
+    key = ApiKey.objects.select_related("user").get(project=project, label="bench")
+    emit(
+        {
+            "project_id": str(project.pk),
+            "user_id": key.user_id,
+            "api_key_id": str(key.pk),
+            "actor_label": f"{key.label} ({key.user.get_username()})",
+            "fingerprint": fingerprint(key.prefix),
+            "write_context": operator_caller(project, label="bench").write_context.as_dict()
+            | {"resource": settings.HEYAIRA_MCP_RESOURCE},
         }
     )
 

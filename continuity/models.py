@@ -60,8 +60,15 @@ class Memory(models.Model):
     content = models.TextField()
     rationale = models.TextField(blank=True)
     source = models.CharField(max_length=500, blank=True)
+    # No index of its own: memory_superseded_once (project, supersedes) serves every lookup,
+    # with the project first (docs/scaling.md).
     supersedes = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="superseded_by"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="superseded_by",
+        db_index=False,
     )
     author = models.CharField(max_length=150)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -139,14 +146,22 @@ class TaskDependency(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependencies")
-    blocked_by = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependents")
+    # Their indexes lead with project_id (below), so the table can be distributed by project.
+    task = models.ForeignKey(
+        Task, on_delete=models.CASCADE, related_name="dependencies", db_index=False
+    )
+    blocked_by = models.ForeignKey(
+        Task, on_delete=models.CASCADE, related_name="dependents", db_index=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        # Both foreign keys have their own index: readiness looks a task's dependencies up, and
-        # a finished task's dependents.
+        # Readiness looks a task's dependencies up (the unique key's (project, task) prefix),
+        # and a finished task's dependents (the index below); both lookups name the project.
         ordering = ["created_at", "id"]
+        indexes = [
+            models.Index(fields=["project", "blocked_by"], name="dependency_project_blocked_by")
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "task", "blocked_by"], name="dependency_once"
@@ -165,7 +180,10 @@ class WorkReceipt(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="receipts")
+    # Indexed by receipt_task_newest, with the project first (docs/scaling.md).
+    task = models.ForeignKey(
+        Task, on_delete=models.CASCADE, related_name="receipts", db_index=False
+    )
     session_ref = models.CharField(max_length=200)
     summary = models.TextField()
     tests = models.JSONField(default=list, blank=True)
@@ -180,10 +198,13 @@ class WorkReceipt(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["project", "-created_at"], name="receipt_project_newest"),
-            models.Index(fields=["task", "-created_at"], name="receipt_task_newest"),
+            models.Index(fields=["project", "task", "-created_at"], name="receipt_task_newest"),
         ]
         constraints = [
-            models.UniqueConstraint(fields=["task", "session_ref"], name="receipt_one_per_session"),
+            # (project, task) names one task: the project is there for distribution by project.
+            models.UniqueConstraint(
+                fields=["project", "task", "session_ref"], name="receipt_one_per_session"
+            ),
         ]
 
     def __str__(self) -> str:

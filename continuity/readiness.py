@@ -46,7 +46,9 @@ class JoinedIds(Aggregate):
 
 def open_dependencies(outer: str = "pk") -> QuerySet[TaskDependency]:
     """The dependencies of the outer query's task that are not done yet."""
-    return TaskDependency.objects.filter(task=OuterRef(outer)).exclude(
+    return TaskDependency.objects.filter(
+        project=OuterRef("project"), task=OuterRef(outer)
+    ).exclude(
         blocked_by__status=TaskStatus.DONE
     )
 
@@ -71,7 +73,10 @@ def _ready() -> ExpressionWrapper:
 def with_readiness(tasks: QuerySet[Task]) -> QuerySet[Task]:
     """Tasks annotated with `blocked_ids` (every dependency) and `ready`, for the presenters."""
     return tasks.annotate(
-        blocked_ids=_joined(TaskDependency.objects.filter(task=OuterRef("pk"))), ready=_ready()
+        blocked_ids=_joined(
+            TaskDependency.objects.filter(project=OuterRef("project"), task=OuterRef("pk"))
+        ),
+        ready=_ready(),
     )
 
 

@@ -1,5 +1,6 @@
-"""The one ASGI application: the MCP endpoint at exactly /mcp, static files under /static/,
-Django for everything else.
+"""The one ASGI application: the MCP endpoint at exactly /mcp, the REST API under /api/v1/ on
+the database threads (heyaira.api_handler), static files under /static/, Django for everything
+else.
 
 The SDK's session manager must be running for /mcp to answer, so this application handles the
 ASGI lifespan itself (Django's handler does not) and enters the manager there; each worker
@@ -24,9 +25,11 @@ django_application = get_asgi_application()
 from audit.recorder import log_pending  # noqa: E402
 from continuity.mcp.asgi import McpEndpoint  # noqa: E402
 from continuity.mcp.server import build_session_manager  # noqa: E402
+from heyaira.api_handler import ApiHandler  # noqa: E402
 from heyaira.proxies import client_address, forwarded_values  # noqa: E402
 
 MCP_PATH = "/mcp"
+API_PREFIX = "/api/v1/"
 STATIC_PREFIX = settings.STATIC_URL.rstrip("/")
 
 
@@ -34,6 +37,7 @@ class HeyAiraApplication:
     def __init__(self) -> None:
         self.manager = build_session_manager()
         self.mcp = McpEndpoint(self.manager)
+        self.api = ApiHandler()
         # collectstatic's output (the admin's CSS and scripts), served asynchronously.
         self.static = StaticFiles(directory=settings.STATIC_ROOT, check_dir=False)
 
@@ -44,6 +48,8 @@ class HeyAiraApplication:
             await self._lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"] == MCP_PATH:
             await self.mcp(scope, receive, send)
+        elif scope["type"] == "http" and scope["path"].startswith(API_PREFIX):
+            await self.api(scope, receive, send)  # type: ignore[arg-type]
         elif scope["type"] == "http" and scope["path"].startswith(f"{STATIC_PREFIX}/"):
             await self._static(scope, receive, send)
         else:

@@ -113,27 +113,43 @@ class DatabaseLimits:
 
 
 def database_from_url(
-    url: str, *, base_dir: Path, pool_size: int = 0, limits: DatabaseLimits | None = None
+    url: str,
+    *,
+    base_dir: Path,
+    pool_size: int = 0,
+    limits: DatabaseLimits | None = None,
+    pgbouncer: bool = False,
 ) -> dict[str, Any]:
     """Turn DATABASE_URL into a Django DATABASES entry (sqlite:/// or postgres://).
 
     pool_size > 0 gives PostgreSQL a connection pool of at most that many connections. On
     PostgreSQL the statement and lock timeouts are session settings sent when each connection
     opens, so pooled connections keep them and every request (MCP, REST, admin) has them.
+    With `pgbouncer` (DATABASE_URL names PgBouncer in transaction mode) there are no session
+    settings: the timeouts go with each statement as SET LOCAL (heyaira.pgbouncer), and
+    server-side cursors and prepared statements are off.
     """
     limits = limits or DatabaseLimits()
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         return _sqlite_database(url, parts.netloc, parts.path, base_dir)
+    if parts.scheme in ("postgres", "postgresql") and pgbouncer:
+        database = _postgres_database(url, parts)
+        database["ENGINE"] = "heyaira.pgbouncer"
+        database["TRANSACTION_LOCAL_SETTINGS"] = _transaction_local(limits)
+        database["DISABLE_SERVER_SIDE_CURSORS"] = True
+        database["OPTIONS"]["prepare_threshold"] = None
+        if "options" in database["OPTIONS"]:
+            raise ConfigError(
+                "DATABASE_URL: PgBouncer refuses the options parameter; with "
+                "DATABASE_PGBOUNCER=true send settings per transaction instead"
+            )
+        _add_pool(database, pool_size, limits)
+        return database
     if parts.scheme in ("postgres", "postgresql"):
         database = _postgres_database(url, parts)
         database["OPTIONS"]["options"] = _session_options(limits, database["OPTIONS"])
-        if pool_size > 0:
-            database["OPTIONS"]["pool"] = {
-                "min_size": 1,
-                "max_size": pool_size,
-                "timeout": limits.pool_timeout_ms / 1000,
-            }
+        _add_pool(database, pool_size, limits)
         return database
     raise ConfigError(
         f"DATABASE_URL scheme {parts.scheme!r} is not supported; use sqlite:///PATH or "
@@ -182,6 +198,23 @@ def _postgres_database(url: str, parts: Any) -> dict[str, Any]:
         "PORT": str(port or ""),
         "OPTIONS": options,
     }
+
+
+def _add_pool(database: dict[str, Any], pool_size: int, limits: DatabaseLimits) -> None:
+    if pool_size > 0:
+        database["OPTIONS"]["pool"] = {
+            "min_size": 1,
+            "max_size": pool_size,
+            "timeout": limits.pool_timeout_ms / 1000,
+        }
+
+
+def _transaction_local(limits: DatabaseLimits) -> str:
+    """The SET LOCAL prefix of every statement behind PgBouncer (heyaira.pgbouncer)."""
+    return (
+        f"SET LOCAL statement_timeout = {limits.statement_timeout_ms}; "
+        f"SET LOCAL lock_timeout = {limits.lock_timeout_ms}; "
+    )
 
 
 def _session_options(limits: DatabaseLimits, options: dict[str, Any]) -> str:

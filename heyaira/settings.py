@@ -143,12 +143,16 @@ DATABASE_LIMITS = database_limits(
     statement_timeout_ms=env_int("DATABASE_STATEMENT_TIMEOUT_MS", 10000, minimum=0),
     lock_timeout_ms=env_int("DATABASE_LOCK_TIMEOUT_MS", 3000, minimum=0),
 )
+# DATABASE_URL names PgBouncer in transaction mode (docs/scaling.md): no session state, the
+# timeouts sent per transaction instead.
+DATABASE_PGBOUNCER = env_bool("DATABASE_PGBOUNCER", False)
 DATABASES = {
     "default": database_from_url(
         env_str("DATABASE_URL", "sqlite:///var/heyaira.sqlite3"),
         base_dir=BASE_DIR,
         pool_size=DATABASE_POOL_SIZE,
         limits=DATABASE_LIMITS,
+        pgbouncer=DATABASE_PGBOUNCER,
     )
 }
 DATABASES["default"]["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0)

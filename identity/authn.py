@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, router
 from django.utils import timezone
 
 from audit.models import Outcome
@@ -37,13 +37,19 @@ from audit.recorder import (
 from core.access import Actor, ActorType, Caller, Credential, CredentialKind, Role, Scope
 from core.database import retry_lost_connection, unavailable_from, unreachable
 from core.errors import Forbidden, HeyAiraError, Unauthenticated, Unavailable
+from core.statements import CompiledSelect
 from core.stepup import InsufficientScope
 from identity import audit
 from identity.models import AccessToken
 from identity.policy import access_token_problem, metadata_url
-from projects.api_keys import api_key_find, api_key_prefix, api_key_touch, looks_like_api_key
+from projects.api_keys import (
+    api_key_and_role,
+    api_key_prefix,
+    api_key_touch,
+    looks_like_api_key,
+)
 from projects.models import ApiKey
-from projects.roles import member_role
+from projects.roles import active_role, role_subquery
 
 logger = logging.getLogger(__name__)
 
@@ -247,11 +253,8 @@ class _Attempt:
 
 def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
     checksum = hashlib.sha256(token.encode()).hexdigest()
-    row = (
-        AccessToken.objects.select_related("user", "project", "application")
-        .filter(token_checksum=checksum)
-        .first()
-    )
+    # One query (from the primary: a revocation deletes the row, and must count at once).
+    row = _TOKEN_BY_CHECKSUM.first(router.db_for_write(AccessToken), checksum=checksum)
     if row is None:
         # Unknown, or revoked (revocation deletes the row).
         attempt.fail("invalid_token", "The access token is unknown or revoked.")
@@ -262,7 +265,7 @@ def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
     problem = access_token_problem(row, attempt.audience)
     if problem is not None:
         attempt.fail(problem, _DESCRIPTIONS[problem], subject)
-    role = member_role(project_id=row.project_id, user_id=row.user_id)
+    role = active_role(row.role, user_is_active=row.user is not None and row.user.is_active)
     if role is None:
         attempt.fail("not_a_member", _DESCRIPTIONS["not_a_member"], subject)
     return Caller(
@@ -281,10 +284,23 @@ def _oauth_caller(token: str, attempt: _Attempt) -> Caller:
     )
 
 
+# The token, its user, project and client, and the user's current role there.
+_TOKEN_BY_CHECKSUM = CompiledSelect(
+    lambda checksum: (
+        AccessToken.objects.select_related("user", "project", "application")
+        .annotate(role=role_subquery())
+        .filter(token_checksum=checksum)
+        .order_by("pk")[:1]
+    ),
+    "checksum",
+)
+
+
 def _api_key_caller(secret: str, attempt: _Attempt) -> Caller:
-    key = api_key_find(secret)
-    if key is None:
+    found = api_key_and_role(secret)  # one query: the key, its user, project and role
+    if found is None:
         attempt.fail("invalid_api_key", "The API key is unknown.")
+    key, role = found
     subject = _Subject(
         key.user,
         key.project,
@@ -298,7 +314,6 @@ def _api_key_caller(secret: str, attempt: _Attempt) -> Caller:
         attempt.fail("api_key_revoked", "The API key was revoked.", subject)
     if key.expires_at is not None and timezone.now() >= key.expires_at:
         attempt.fail("api_key_expired", "The API key has expired.", subject)
-    role = member_role(project_id=key.project_id, user_id=key.user_id)
     if role is None:
         attempt.fail("not_a_member", _DESCRIPTIONS["not_a_member"], subject)
     api_key_touch(key)

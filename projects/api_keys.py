@@ -18,18 +18,20 @@ from datetime import timedelta
 from typing import Annotated, Literal
 
 from django.conf import settings
+from django.db import router
 from django.db.models import Q
 from django.utils import timezone
 from pydantic import Field, StrictInt
 
 from audit.recorder import AuditNote
-from core.access import Caller, Capability, privileged, scopes_for_role
+from core.access import Caller, Capability, Role, privileged, scopes_for_role
 from core.errors import NotFound, ValidationError
 from core.lookups import project_object
 from core.operations import operation
+from core.statements import CompiledSelect
 from core.validation import Input, RequiredText
 from projects.models import ApiKey
-from projects.roles import member_role
+from projects.roles import active_role, member_role, role_subquery
 
 API_KEY_PREFIX = "hak_"
 _KEY_PATTERN = re.compile(r"^hak_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$")
@@ -120,13 +122,34 @@ def api_key_prefix(secret: str) -> str | None:
 def api_key_find(secret: str) -> ApiKey | None:
     """The key this secret opens, revoked and expired ones included (the caller decides), or
     None. The HMAC is compared in constant time; the prefix alone opens nothing."""
+    found = api_key_and_role(secret)
+    return found[0] if found else None
+
+
+_KEY_BY_PREFIX = CompiledSelect(
+    lambda prefix: (
+        ApiKey.objects.select_related("user", "project")
+        .annotate(role=role_subquery())
+        .filter(prefix=prefix)
+        .order_by("pk")[:1]
+    ),
+    "prefix",
+)
+
+
+def api_key_and_role(secret: str) -> tuple[ApiKey, Role | None] | None:
+    """api_key_find's key with its user's current role in its project (None when they are no
+    longer a member or the account is deactivated), in one query: what authentication needs.
+    Nothing is cached, so a revocation or a membership change counts from the next request."""
     match = _KEY_PATTERN.match(secret)
     if match is None:
         return None
-    key = ApiKey.objects.select_related("user", "project").filter(prefix=match.group(1)).first()
+    # From the primary: a revocation must count on the very next request.
+    key = _KEY_BY_PREFIX.first(router.db_for_write(ApiKey), prefix=match.group(1))
     if key is None or not hmac.compare_digest(key.secret_hash, key_digest(secret)):
         return None
-    return key
+    role = getattr(key, "role", None)  # the annotation (role_subquery)
+    return key, active_role(role, user_is_active=key.user.is_active)
 
 
 def api_key_touch(key: ApiKey) -> None:

@@ -130,8 +130,12 @@ def _manage(env: dict[str, str], *args: str) -> str:
 _templates: dict[str, str] = {}
 
 
+# Django's backend, or ours behind PgBouncer (heyaira.pgbouncer).
+POSTGRES_ENGINES = ("django.db.backends.postgresql", "heyaira.pgbouncer")
+
+
 def _postgres() -> bool:
-    return bool(settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql")
+    return settings.DATABASES["default"]["ENGINE"] in POSTGRES_ENGINES
 
 
 def _database(workdir: Path, port: int) -> tuple[str, str | None]:
@@ -144,6 +148,13 @@ def _database(workdir: Path, port: int) -> tuple[str, str | None]:
     template = _postgres_template()
     with _maintenance_connection() as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        # A pooler (PgBouncer) may still hold idle server connections to the template, and a
+        # database is copied only when nobody is connected to it.
+        connection.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            [template],
+        )
         connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     return _postgres_url(name), name
 
@@ -201,9 +212,21 @@ def _maintenance_connection() -> psycopg.Connection[Any]:
         user=default.get("USER") or None,
         password=default.get("PASSWORD") or None,
         host=default.get("HOST") or None,
-        port=default.get("PORT") or None,
+        port=direct_port(),
         autocommit=True,
     )
+
+
+def direct_port() -> str | None:
+    """PostgreSQL's own port: behind PgBouncer (scripts/with_pgbouncer.sh sets
+    POSTGRES_DIRECT_PORT) the maintenance work (databases made and dropped, backends counted or
+    ended, session-wide advisory locks) must reach the server itself, not a pooled
+    connection that another client's transaction uses next."""
+    return os.environ.get("POSTGRES_DIRECT_PORT") or settings.DATABASES["default"].get("PORT")
+
+
+def behind_pgbouncer() -> bool:
+    return bool(settings.DATABASES["default"]["ENGINE"] == "heyaira.pgbouncer")
 
 
 def start_live_server(

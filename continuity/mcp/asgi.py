@@ -16,7 +16,7 @@ from django.http.request import split_domain_port, validate_host
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Scope, Send
 
-from continuity.mcp import jsonrpc
+from continuity.mcp import jsonrpc, onehop
 from continuity.mcp.orm import run_orm
 from continuity.mcp.server import current_caller
 from continuity.mcp.tools import TOOLS
@@ -56,6 +56,9 @@ class McpEndpoint:
         if isinstance(envelope, jsonrpc.Refusal):
             await _respond(send, envelope.status, envelope.body())
             return
+        if isinstance(envelope, jsonrpc.Envelope) and envelope.tool_name in TOOLS:
+            await self._call_in_one_unit(scope, envelope, send, headers, body, request_id)
+            return
         try:
             caller = await _authenticate(headers, request_id, scope)
             await _require_scope_for_tool(caller, envelope)
@@ -92,6 +95,24 @@ class McpEndpoint:
         body = await jsonrpc.serve_batch(checked, one)
         await _respond(send, 200 if body else 202, body)
 
+    async def _call_in_one_unit(
+        self,
+        scope: Scope,
+        envelope: jsonrpc.Envelope,
+        send: Send,
+        headers: dict[str, str],
+        body: bytes,
+        request_id: str,
+    ) -> None:
+        """A tools/call whose authentication runs in the tool's own database unit (onehop)."""
+        pending = onehop.Deferred(headers.get("authorization"), request_id, _client_address(scope))
+        answer = _answering(pending, send, headers, body, scope)
+        token = onehop.deferred.set(pending)
+        try:
+            await self._dispatch(scope, envelope, jsonrpc.json_refusals(answer))
+        finally:
+            onehop.deferred.reset(token)
+
     async def _dispatch(self, scope: Scope, envelope: jsonrpc.Envelope, send: Send) -> None:
         await self.manager.handle_request(
             {**scope, "headers": envelope.headers}, _replay(envelope.body), send
@@ -114,6 +135,62 @@ async def _authenticate(headers: dict[str, str], request_id: str, scope: Scope) 
             headers.get("authorization"), resource="mcp", request_id=request_id
         )
         raise
+
+
+def _answering(
+    pending: onehop.Deferred, send: Send, headers: dict[str, str], body: bytes, scope: Scope
+) -> Send:
+    """The SDK's response, or in its place the refusal the tool call's authentication left on
+    `pending`. If the SDK answered without calling the tool (it refused the request itself),
+    the request is authenticated first, exactly as every other request is."""
+    replaced = False
+
+    async def sender(message: Message) -> None:
+        nonlocal replaced
+        if message["type"] == "http.response.start":
+            if not pending.ran:
+                await _authenticate_late(pending, headers, scope)
+            replaced = pending.answered
+            if replaced:
+                await _answer_refusal(pending, send, headers, body)
+                return
+        if not replaced:
+            await send(message)
+
+    return sender
+
+
+async def _authenticate_late(
+    pending: onehop.Deferred, headers: dict[str, str], scope: Scope
+) -> None:
+    pending.ran = True
+    try:
+        pending.caller = await _authenticate(headers, pending.request_id, scope)
+    except authn.AuthenticationFailed as failure:
+        pending.refused = failure
+    except Unavailable as error:
+        pending.unavailable = error
+
+
+async def _answer_refusal(
+    pending: onehop.Deferred, send: Send, headers: dict[str, str], body: bytes
+) -> None:
+    if pending.refused is not None:
+        failure = pending.refused
+        await _respond(
+            send,
+            failure.status,
+            json.dumps({"error": failure.error.as_dict()}).encode(),
+            [("www-authenticate", failure.www_authenticate)],
+        )
+        return
+    assert pending.unavailable is not None
+    if isinstance(pending.unavailable, NoCapacity):
+        # No database thread came free: authentication never started; its row waits.
+        authn.defer_unavailable_audit(
+            headers.get("authorization"), resource="mcp", request_id=pending.request_id
+        )
+    await _respond_unavailable(send, headers, body, pending.unavailable)
 
 
 async def _respond_unavailable(

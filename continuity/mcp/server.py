@@ -21,11 +21,12 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 
 from audit.recorder import AuditNote, defer_rejection, record_after_failure, storable
+from continuity.mcp import onehop
 from continuity.mcp.orm import run_orm
 from continuity.mcp.tools import INSTRUCTIONS, SPECS, TOOLS
 from core.access import Caller
 from core.database import NoCapacity
-from core.errors import HeyAiraError, Unavailable
+from core.errors import HeyAiraError, Unauthenticated, Unavailable
 
 logger = logging.getLogger(__name__)
 
@@ -63,16 +64,33 @@ async def list_tools(
 async def call_tool(
     ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
-    caller = current_caller.get()
+    pending = onehop.deferred.get()
+    caller = current_caller.get(None)
     spec = TOOLS.get(params.name)
-    if spec is None:
+    if spec is None or (caller is None and pending is None):
+        if caller is None:  # the endpoint defers authentication only for a known tool
+            raise RuntimeError("a tools/call without a Caller")
         await run_orm(_record_unknown_tool, caller, params.name)
         # The MCP spec's answer to an unknown tool; the name is echoed only in storable form.
         name = storable(params.name, 100)
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+    arguments = params.arguments or {}
     try:
-        data = await run_orm(spec.operation, caller, params.arguments or {})
+        if caller is not None:
+            data = await run_orm(spec.operation, caller, arguments)
+        else:
+            assert pending is not None
+            # Authentication and the operation in one unit of database work (onehop).
+            found = await run_orm(onehop.authenticate_and_call, pending, spec, arguments)
+            if found is None:
+                return error_result(Unauthenticated())  # the endpoint answers in its place
+            data = found
     except NoCapacity as error:
+        if caller is None:
+            # Nothing ran, not even authentication: the endpoint answers `unavailable`.
+            assert pending is not None
+            pending.unavailable = error
+            return error_result(error)
         # The operation never ran, so it audited nothing: the row waits for the database.
         defer_rejection(caller, spec.name, error.code)
         return error_result(error)
@@ -80,7 +98,8 @@ async def call_tool(
         return error_result(error)
     except Exception:
         # The operation already audited it as an error; the client learns nothing internal.
-        logger.exception("tool %s failed (request %s)", spec.name, caller.request_id)
+        request_id = caller.request_id if caller else pending.request_id if pending else ""
+        logger.exception("tool %s failed (request %s)", spec.name, request_id)
         return tool_result(
             {"error": {"code": "internal_error", "message": "The server failed; try again."}},
             is_error=True,

@@ -34,7 +34,11 @@ def set_blocked_by(
     current = (
         set()
         if new
-        else set(TaskDependency.objects.filter(task=task).values_list("blocked_by_id", flat=True))
+        else set(
+            TaskDependency.objects.filter(project=caller.project, task=task).values_list(
+                "blocked_by_id", flat=True
+            )
+        )
     )
     added = [pk for pk in wanted if pk not in current]
     if added and not new:
@@ -43,7 +47,9 @@ def set_blocked_by(
         _refuse_cycles(task, added)
     removed = current - set(wanted)
     if removed:
-        TaskDependency.objects.filter(task=task, blocked_by_id__in=removed).delete()
+        TaskDependency.objects.filter(
+            project=caller.project, task=task, blocked_by_id__in=removed
+        ).delete()
     TaskDependency.objects.bulk_create(
         TaskDependency(project=caller.project, task=task, blocked_by_id=pk) for pk in added
     )
@@ -61,10 +67,10 @@ def _lock_dependencies(project: Project) -> None:
 
 
 def _refuse_cycles(task: Task, added: list[uuid.UUID]) -> None:
-    if not _reaches(added, task.pk):
+    if not _reaches(task.project_id, added, task.pk):
         return
     # Name one dependency that closes the cycle (this path runs only to refuse).
-    culprit = next((pk for pk in added if _reaches([pk], task.pk)), added[0])
+    culprit = next((pk for pk in added if _reaches(task.project_id, [pk], task.pk)), added[0])
     raise ValidationError(
         fields={
             "blocked_by": f"would make a cycle: task {culprit} is already blocked, directly "
@@ -73,7 +79,7 @@ def _refuse_cycles(task: Task, added: list[uuid.UUID]) -> None:
     )
 
 
-def _reaches(starts: list[uuid.UUID], target: uuid.UUID) -> bool:
+def _reaches(project_id: uuid.UUID, starts: list[uuid.UUID], target: uuid.UUID) -> bool:
     """Whether `target` is among `starts` or the tasks they are blocked by, transitively: one
     recursive query (UNION, not UNION ALL, so it ends even on data that has a cycle)."""
     dependency = TaskDependency._meta.db_table
@@ -82,11 +88,14 @@ def _reaches(starts: list[uuid.UUID], target: uuid.UUID) -> bool:
     # Only table names and placeholders go into the text; the ids are parameters.
     sql = (
         f"WITH RECURSIVE reach(id) AS ("  # noqa: S608
-        f"SELECT id FROM {Task._meta.db_table} WHERE id IN ({marks}) "
-        f"UNION SELECT d.blocked_by_id FROM {dependency} d JOIN reach r ON d.task_id = r.id"
+        f"SELECT id FROM {Task._meta.db_table} WHERE project_id = %s AND id IN ({marks}) "
+        f"UNION SELECT d.blocked_by_id FROM {dependency} d JOIN reach r ON d.task_id = r.id "
+        f"WHERE d.project_id = %s"
         f") SELECT 1 FROM reach WHERE id = %s LIMIT 1"
     )
-    params = [prep(pk, connection) for pk in [*starts, target]]
+    project = prep(project_id, connection)
+    ids = [prep(pk, connection) for pk in starts]
+    params = [project, *ids, project, prep(target, connection)]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone() is not None

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pydantic
-from django.db import IntegrityError, transaction
 
 from audit.models import Outcome
 from audit.recorder import AuditNote
@@ -16,6 +15,7 @@ from continuity.models import IdempotencyRecord
 from core.access import Caller
 from core.errors import IdempotencyConflict
 from core.operations import Once
+from core.statements import insert_unless_taken
 
 
 def payload_fingerprint(args: pydantic.BaseModel) -> str:
@@ -37,31 +37,30 @@ def run_once(
     """Run `create` unless this key was used before; must be called inside the transaction.
 
     The record is inserted first, before any work. Concurrent first uses of one key then meet at
-    the unique constraint: PostgreSQL makes the later inserts wait for the first transaction and
-    fail once it commits, and they replay its result (or conflict) instead of creating a second
-    row.
+    the unique constraint: PostgreSQL makes the later inserts wait for the first transaction, and
+    once it commits they find the key taken and replay its result (or conflict) instead of
+    creating a second row. ON CONFLICT DO NOTHING reports the taken key without an error, so no
+    savepoint is needed around it.
     """
     key: str | None = getattr(args, "idempotency_key", None)
     if key is None:
         return create()
     fingerprint = payload_fingerprint(args)
-    try:
-        with transaction.atomic():
-            record = IdempotencyRecord.objects.create(
-                project=caller.project, operation=operation, key=key, fingerprint=fingerprint
-            )
-    except IntegrityError:
+    record = IdempotencyRecord(
+        project=caller.project, operation=operation, key=key, fingerprint=fingerprint
+    )
+    if not insert_unless_taken(record):
         existing = IdempotencyRecord.objects.get(
             project=caller.project, operation=operation, key=key
         )
         if existing.fingerprint != fingerprint:
-            raise IdempotencyConflict() from None
+            raise IdempotencyConflict()
         note.outcome = Outcome.REPLAYED
         note.target(target_type, _result_id(existing.result))
         return existing.result
     result = create()
-    record.result = result
-    record.save(update_fields=["result"])
+    # By project too: on a database distributed by project that routes it to one shard.
+    IdempotencyRecord.objects.filter(project=caller.project, pk=record.pk).update(result=result)
     return result
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 
 from audit.recorder import AuditNote
 from continuity.inputs import MemoryAddInput
@@ -26,17 +26,17 @@ def memory_add(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[st
     """Record a decision or a note. Memories are immutable; a decision may supersede one."""
     superseded = _superseded_decision(caller, args.supersedes) if args.supersedes else None
     try:
-        with transaction.atomic():
-            memory = Memory.objects.create(
-                project=caller.project,
-                kind=args.kind,
-                title=args.title,
-                content=args.content,
-                rationale=args.rationale,
-                source=args.source,
-                supersedes=superseded,
-                author=caller.actor.label,
-            )
+        # No savepoint: a unique violation here aborts the whole operation anyway.
+        memory = Memory.objects.create(
+            project=caller.project,
+            kind=args.kind,
+            title=args.title,
+            content=args.content,
+            rationale=args.rationale,
+            source=args.source,
+            supersedes=superseded,
+            author=caller.actor.label,
+        )
     except IntegrityError:
         # Another decision superseded the same one between our check and our insert.
         raise _already_superseded() from None

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
-
 from audit.recorder import AuditNote
 from continuity.inputs import StatePutInput
 from continuity.models import StateVersion
@@ -12,6 +10,7 @@ from continuity.state_blocks import clean_running_summary
 from core.access import Caller, Capability
 from core.errors import StaleVersion
 from core.operations import operation
+from core.statements import insert_unless_taken
 
 # Without expected_version a put appends after whatever is newest; a concurrent put for the same
 # agent makes it retry on the new newest version this many times.
@@ -27,17 +26,15 @@ def state_put(caller: Caller, args: StatePutInput, note: AuditNote) -> dict[str,
         latest = _latest_version(caller, args.agent)
         if args.expected_version is not None and args.expected_version != latest:
             raise StaleVersion(current_version=latest)
-        try:
-            with transaction.atomic():
-                state = StateVersion.objects.create(
-                    project=caller.project,
-                    agent=args.agent,
-                    version=latest + 1,
-                    body=body,
-                    author=caller.actor.label,
-                )
-        except IntegrityError:
-            continue  # another put took latest + 1 first
+        state = StateVersion(
+            project=caller.project,
+            agent=args.agent,
+            version=latest + 1,
+            body=body,
+            author=caller.actor.label,
+        )
+        if not insert_unless_taken(state):
+            continue  # another put took latest + 1 first (and committed)
         return {
             "agent": state.agent,
             "version": state.version,

@@ -1,15 +1,19 @@
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.db.models import F
 from django.utils import timezone
 
 from audit.recorder import AuditNote
-from continuity.inputs import RepositoryRefInput, TaskCreateInput, TaskUpdateInput
-from continuity.models import TRANSITIONS, Task, WorkReceipt
+from continuity.inputs import (
+    RepositoryRefInput,
+    TaskCreateInput,
+    TaskUpdateInput,
+    WorkReceiptInput,
+)
+from continuity.models import OPEN_STATUSES, TRANSITIONS, Task, WorkReceipt
 from continuity.presenters import receipt_json, task_ack_json, task_json
 from continuity.readiness import with_readiness
 from continuity.services.dependencies import set_blocked_by
@@ -17,14 +21,18 @@ from continuity.services.idempotency import keyed
 from core.access import Caller, Capability
 from core.errors import (
     DuplicateReceipt,
+    HeyAiraError,
     InvalidTransition,
     NotFound,
     StaleVersion,
     ValidationError,
 )
-from core.lookups import project_object
 from core.operations import operation
+from core.statements import update_returning
 from projects.models import ProjectRepository
+
+# done and cancelled: no move leaves them.
+FINAL = frozenset(status for status, moves in TRANSITIONS.items() if not moves)
 
 
 @operation(
@@ -52,61 +60,76 @@ def task_create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> dict[
 
 @operation("task_update", capability=Capability.WRITE, input_model=TaskUpdateInput)
 def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[str, Any]:
-    """Compare-and-set the handoff on `version`, with the optional work receipt, atomically."""
+    """Compare-and-set the handoff on `version`, with the optional work receipt, atomically.
+
+    The success path is two statements: the UPDATE ... RETURNING (its WHERE holds every
+    precondition) and the receipt's INSERT. Only a refusal reads the task, to say why."""
     note.target("task", args.task_id)
-    task = project_object(Task, caller, args.task_id, missing="No such task in this project.")
-    receipt_input = args.work_receipt
-    if receipt_input and task.receipts.filter(session_ref=receipt_input.session_ref).exists():
-        raise DuplicateReceipt()
-    if task.version != args.expected_version:
-        raise StaleVersion(current_version=task.version)
-    changes = _changes(caller, task, args)
+    try:
+        changes = _changes(caller, args)
+    except ValidationError as invalid:
+        # A refusal about the task itself (missing, stale, final) comes first, as it always has.
+        raise _refusal(caller, args, otherwise=invalid) from None
     # The WHERE on version is the lock: of concurrent updates naming one version exactly one
     # matches; PostgreSQL re-checks the row after the winner commits, so the rest update nothing.
-    updated = Task.objects.filter(
-        project=caller.project, pk=task.pk, version=args.expected_version
-    ).update(version=F("version") + 1, updated_at=timezone.now(), **changes)
-    if not updated:
-        raise _missing_or_stale(caller, task.pk)
+    # The status condition admits only rows this move is allowed from.
+    task = update_returning(
+        Task.objects.filter(
+            project=caller.project,
+            pk=args.task_id,
+            version=args.expected_version,
+            status__in=_moves_to(args.status),
+        ),
+        version=F("version") + 1,
+        updated_at=timezone.now(),
+        **changes,
+    )
+    if task is None:
+        raise _refusal(caller, args)
     if args.blocked_by is not None:
         set_blocked_by(caller, task, args.blocked_by)
-    task = with_readiness(Task.objects.all()).get(pk=task.pk)  # the refresh, with readiness
+    # Readiness and the dependency ids are read with the task's new state: one statement the
+    # RETURNING cannot carry (they come from other rows).
+    task = with_readiness(Task.objects.all()).get(pk=task.pk)
     receipt = None
-    if receipt_input is not None:
-        try:
-            with transaction.atomic():
-                receipt = WorkReceipt.objects.create(
-                    project=caller.project,
-                    task=task,
-                    session_ref=receipt_input.session_ref,
-                    summary=receipt_input.summary,
-                    tests=[run.model_dump() for run in receipt_input.tests],
-                    commits=list(receipt_input.commits),
-                    next_step=receipt_input.next_step,
-                    blockers=list(receipt_input.blockers),
-                    task_version=task.version,
-                    author=caller.actor.label,
-                )
-        except IntegrityError:
-            # A concurrent update landed a receipt with this session_ref first; raising rolls
-            # our task change back with it.
-            raise DuplicateReceipt() from None
+    if args.work_receipt is not None:
+        receipt = _receipt(caller, task, args.work_receipt)
     return {"task": task_json(task), "receipt": receipt_json(receipt) if receipt else None}
 
 
-def _changes(caller: Caller, task: Task, args: TaskUpdateInput) -> dict[str, Any]:
-    given = args.model_fields_set
-    if task.status in ("done", "cancelled"):
-        raise InvalidTransition(
-            from_status=task.status, to_status=args.status or task.status, allowed=[]
+def _receipt(caller: Caller, task: Task, given: WorkReceiptInput) -> WorkReceipt:
+    try:
+        # No savepoint: a duplicate aborts the whole operation, task change included.
+        return WorkReceipt.objects.create(
+            project=caller.project,
+            task=task,
+            session_ref=given.session_ref,
+            summary=given.summary,
+            tests=[run.model_dump() for run in given.tests],
+            commits=list(given.commits),
+            next_step=given.next_step,
+            blockers=list(given.blockers),
+            task_version=task.version,
+            author=caller.actor.label,
         )
+    except IntegrityError:
+        # (task, session_ref) is taken: by an earlier update, or a concurrent one that
+        # committed first.
+        raise DuplicateReceipt() from None
+
+
+def _moves_to(status: str | None) -> list[str]:
+    """The statuses a task may have for this update to apply: any open one when the status
+    stays, else those that may move to `status` (or already have it)."""
+    if status is None:
+        return list(OPEN_STATUSES)
+    return [each for each in OPEN_STATUSES if each == status or status in TRANSITIONS[each]]
+
+
+def _changes(caller: Caller, args: TaskUpdateInput) -> dict[str, Any]:
+    given = args.model_fields_set
     changes: dict[str, Any] = {"updated_by": caller.actor.label}
-    if args.status is not None and args.status != task.status:
-        allowed = TRANSITIONS[task.status]
-        if args.status not in allowed:
-            raise InvalidTransition(
-                from_status=task.status, to_status=args.status, allowed=sorted(allowed)
-            )
+    if args.status is not None:
         changes["status"] = args.status
     for name in ("next_step", "handoff_note"):
         if name in given and getattr(args, name) is not None:
@@ -118,15 +141,36 @@ def _changes(caller: Caller, task: Task, args: TaskUpdateInput) -> dict[str, Any
     return changes
 
 
-def _missing_or_stale(caller: Caller, task_id: uuid.UUID) -> NotFound | StaleVersion:
-    current = (
-        Task.objects.filter(project=caller.project, pk=task_id)
-        .values_list("version", flat=True)
+def _refusal(
+    caller: Caller, args: TaskUpdateInput, otherwise: HeyAiraError | None = None
+) -> HeyAiraError:
+    """Why the update cannot apply, checked in a fixed order: no such task, the receipt exists,
+    a stale version, a final or disallowed status move, then `otherwise`."""
+    task = (
+        Task.objects.filter(project=caller.project, pk=args.task_id)
+        .values("version", "status")
         .first()
     )
-    if current is None:
+    if task is None:
         return NotFound("No such task in this project.")
-    return StaleVersion(current_version=current)
+    receipt = args.work_receipt
+    if (
+        receipt is not None
+        and WorkReceipt.objects.filter(
+            project=caller.project, task_id=args.task_id, session_ref=receipt.session_ref
+        ).exists()
+    ):
+        return DuplicateReceipt()
+    if task["version"] != args.expected_version:
+        return StaleVersion(current_version=task["version"])
+    status = task["status"]
+    if status in FINAL:
+        return InvalidTransition(from_status=status, to_status=args.status or status, allowed=[])
+    if args.status is not None and args.status != status and args.status not in TRANSITIONS[status]:
+        allowed = sorted(TRANSITIONS[status])
+        return InvalidTransition(from_status=status, to_status=args.status, allowed=allowed)
+    # The row changed between the UPDATE and this read (a concurrent update committed): stale.
+    return otherwise or StaleVersion(current_version=task["version"])
 
 
 def _bound_ref(caller: Caller, ref: RepositoryRefInput | None) -> dict[str, Any] | None:

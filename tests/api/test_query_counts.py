@@ -1,7 +1,7 @@
 """Every REST read makes the same number of SQL queries with 3 rows or 300 of each kind.
 
-Each count is the whole request: the API key's lookup and its member's role, the operation's
-reads and the audit row it writes.
+Each count is the whole request: the API key's lookup (one query with its user, project and
+member's role), the operation's reads and the audit row it writes.
 """
 
 from __future__ import annotations
@@ -18,19 +18,19 @@ from tests.factories import World
 
 # path (with {memory} and {task} for the ids `fill` made) -> its queries
 READS: dict[str, int] = {
-    "identity": 3,
-    "context": 9,
-    "context?memory_limit=50&task_limit=100&receipt_limit=50&agent=codex": 9,
-    "memories?limit=100": 4,
-    "memories?kind=note&limit=2&cursor={memory_cursor}": 4,
-    "memories/{memory}": 5,
-    "memories/search?query=deploy&limit=50": 4,
-    "tasks?limit=100": 4,
-    "tasks?status=open&limit=2&cursor={task_cursor}": 4,
-    "tasks/{task}": 5,
-    "tasks/{task}/receipts?limit=50": 5,
-    "tasks/{task}/receipts?limit=2&cursor={receipt_cursor}": 5,
-    "state/codex": 4,
+    "identity": 2,
+    "context": 8,
+    "context?memory_limit=50&task_limit=100&receipt_limit=50&agent=codex": 8,
+    "memories?limit=100": 3,
+    "memories?kind=note&limit=2&cursor={memory_cursor}": 3,
+    "memories/{memory}": 4,
+    "memories/search?query=deploy&limit=50": 3,
+    "tasks?limit=100": 3,
+    "tasks?status=open&limit=2&cursor={task_cursor}": 3,
+    "tasks/{task}": 4,
+    "tasks/{task}/receipts?limit=50": 4,
+    "tasks/{task}/receipts?limit=2&cursor={receipt_cursor}": 4,
+    "state/codex": 3,
 }
 
 

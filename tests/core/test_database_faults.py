@@ -28,7 +28,7 @@ from tests.core.live_calls import (
     get_identity,
     terminate_backends,
 )
-from tests.live import LiveServer, start_live_server, stop_live_server
+from tests.live import LiveServer, behind_pgbouncer, start_live_server, stop_live_server
 from tests.mcp.harness import McpWorld, build_world
 
 pytestmark = [pytest.mark.postgres, pytest.mark.live_server]
@@ -199,8 +199,11 @@ def test_it_answers_every_call_with_a_result_or_a_retryable_code_while_backends_
     assert not broken, f"{len(broken)} answers outside the contract, e.g. {broken[:3]}"
     assert not [a for a in answers if a.status >= 500 and a.tool != "rest_identity"]
     assert set(codes) <= RETRYABLE, codes
-    # The faults really reached the clients, and the server kept answering through them.
-    assert codes["unavailable"] > 0, (kinds, codes)
+    # The faults really reached the clients, and the server kept answering through them. Behind
+    # PgBouncer they may not: it replaces a server connection that died between transactions,
+    # and one that died inside a transaction is retried (or met as stale_version): every check
+    # below still holds.
+    assert codes["unavailable"] > 0 or behind_pgbouncer(), (kinds, codes)
     assert kinds["result"] > CLIENTS, (kinds, codes)
 
     rest = [answer for answer in answers if answer.tool == "rest_identity"]
