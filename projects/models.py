@@ -129,6 +129,23 @@ class ProjectUserPermission(UserObjectPermissionBase):
         abstract = False
 
 
+class AuditorGrants(models.Manager["AuditorGrant"]):
+    def get_queryset(self) -> models.QuerySet[AuditorGrant]:
+        return super().get_queryset().filter(permission__codename="view_project_audit")
+
+
+class AuditorGrant(ProjectUserPermission):
+    """A person an owner made an auditor of one project: their projects.view_project_audit
+    grant, as the admin lists, adds and removes it (projects.auditors audits each change)."""
+
+    objects = AuditorGrants()  # type: ignore[misc]
+
+    class Meta:
+        proxy = True
+        verbose_name = "auditor"
+        verbose_name_plural = "auditors"
+
+
 class ProjectGroupPermission(GroupObjectPermissionBase):
     content_object = models.ForeignKey(Project, on_delete=models.CASCADE)
 
