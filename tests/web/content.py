@@ -8,6 +8,7 @@ from typing import Any
 from audit.models import AuditEvent
 from continuity.models import Memory, StateVersion, Task, WorkReceipt
 from continuity.services import memory_add, state_put, task_create, task_update
+from core.access import Caller
 from projects.models import Project
 from tests.factories import World, wc
 
@@ -15,7 +16,11 @@ from tests.factories import World, wc
 def story(world: World) -> dict[str, Any]:
     """alpha's contributor works on a task with two receipts, a decision superseded by another,
     a note, and two versions of a running summary."""
-    carla = world.caller("contributor")
+    return story_as(world.caller("contributor"))
+
+
+def story_as(carla: Caller) -> dict[str, Any]:
+    """The story, told by any caller who may write (the live-server tests tell it too)."""
     task = task_create(
         carla,
         write_context=wc(carla),
