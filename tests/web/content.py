@@ -20,13 +20,15 @@ def story(world: World) -> dict[str, Any]:
 
 
 def story_as(carla: Caller) -> dict[str, Any]:
-    """The story, told by any caller who may write (the live-server tests tell it too)."""
+    """The story, told by any caller who may write (the live-server tests tell it too), in a
+    project bound to acme/app."""
     task = task_create(
         carla,
         write_context=wc(carla),
         title="Ship the dashboard",
         description="Members see their agents' tasks.\nAcceptance: every page has a test.",
         next_step="Write the views",
+        repository_ref={"repository": "acme/app", "branch": "web-ui"},
     )
     moved = task_update(
         carla,

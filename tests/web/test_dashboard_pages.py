@@ -31,6 +31,7 @@ def test_it_shows_open_tasks_with_their_whole_handoff(world: World, client: Clie
     assert "<li>Waiting for the chain branch</li>" in html  # blockers
     assert "<td>3</td>" in html  # version after two updates
     assert "by carla" in html  # who moved it last
+    assert "<code>acme/app</code> on <code>web-ui</code>" in html  # the repository reference
 
 
 def test_it_leaves_finished_tasks_off_the_board(world: World, client: Client):

@@ -36,10 +36,11 @@ from continuity.services import memory_add, task_create
 from projects.auditors import auditor_grant
 from projects.callers import operator_caller
 from projects.models import Project
-from tests.factories import token_caller
+from tests.factories import bind_repository, token_caller
 from tests.web.content import story_as
 User = get_user_model()
 alpha, beta = Project.objects.get(slug="alpha"), Project.objects.get(slug="beta")
+bind_repository(alpha)
 ids = story_as(token_caller(User.objects.get(username="carla"), alpha))
 oscar = token_caller(User.objects.get(username="oscar"), beta)
 context = oscar.write_context.as_dict()
