@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.http import Http404, HttpRequest
 
 from audit.recorder import SecurityContext
@@ -24,11 +25,19 @@ def request_id(request: HttpRequest) -> str:
     return str(getattr(request, "request_id", ""))
 
 
+def signed_in(request: HttpRequest) -> AbstractBaseUser:
+    """The signed-in person (the pages' login_required sent everyone else to sign in)."""
+    user = request.user
+    if not user.is_authenticated:
+        raise Http404
+    return user
+
+
 def member_caller(request: HttpRequest, slug: str) -> Caller:
     """The person as a member of the project `slug`, or Http404."""
     membership = (
         Membership.objects.select_related("project")
-        .filter(user_id=request.user.pk, user__is_active=True, project__slug=slug)
+        .filter(user_id=signed_in(request).pk, user__is_active=True, project__slug=slug)
         .first()
     )
     if membership is None:
@@ -62,12 +71,12 @@ def audit_reader(request: HttpRequest, slug: str) -> AuditReader:
     project = audit_readable_projects(request.user).filter(slug=slug).first()
     if project is None:
         raise Http404
-    user = request.user
+    user = signed_in(request)
     context = SecurityContext(
         actor_type=ActorType.USER,
         actor_id=str(user.pk),
         actor_label=user.get_username(),
-        user_id=int(user.pk),  # type: ignore[arg-type]
+        user_id=int(user.pk),
         request_id=request_id(request),
         instance=settings.HEYAIRA_INSTANCE,
         credential_kind=CredentialKind.SESSION,

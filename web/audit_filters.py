@@ -3,7 +3,7 @@ bookmarked, shared and paged, and exported as exactly the same set."""
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from django import forms
@@ -62,12 +62,16 @@ class AuditFilterForm(forms.Form):
         if not self.is_bound:
             return AuditFilters()
         data = self.cleaned_data
-        times = {
-            name: data[name].replace(tzinfo=UTC) if data.get(name) else None
-            for name in ("since", "until")
-        }
-        texts = {name: data.get(name) or "" for name in FILTER_FIELDS if name not in times}
-        return AuditFilters(**times, **texts)
+        return AuditFilters(
+            since=_utc(data.get("since")),
+            until=_utc(data.get("until")),
+            actor=data.get("actor") or "",
+            operation=data.get("operation") or "",
+            outcome=data.get("outcome") or "",
+            error_code=data.get("error_code") or "",
+            target=data.get("target") or "",
+            request_id=data.get("request_id") or "",
+        )
 
     def active(self) -> bool:
         return self.is_bound and any(self.data.get(name) for name in FILTER_FIELDS)
@@ -78,3 +82,8 @@ class AuditFilterForm(forms.Form):
         pairs = [(n, self.data.get(n, "")) for n in FILTER_FIELDS if self.data.get(n)]
         pairs += [(n, v) for n, v in extra.items() if v]
         return f"?{urlencode(pairs)}" if pairs else ""
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A datetime-local value carries no zone: the form says UTC, so it is read as UTC."""
+    return moment.replace(tzinfo=UTC) if moment is not None else None

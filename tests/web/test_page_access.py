@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 import uuid
+from typing import Any
 
 import pytest
-from django.http import HttpResponse
 from django.test import Client
 from guardian.shortcuts import assign_perm
 
@@ -44,7 +44,7 @@ def alpha_story(world: World) -> dict[str, object]:
     return {**ids, "event": event.pk}
 
 
-def page_text(response: HttpResponse) -> str:
+def page_text(response: Any) -> str:
     """The page without its CSRF token (masked anew in every response)."""
     return CSRF_TOKEN.sub("", response.content.decode())
 

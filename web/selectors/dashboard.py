@@ -8,6 +8,7 @@ are). Pages are keyset pages: their number of queries does not grow with the pro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Generic, Literal, TypeVar
@@ -55,7 +56,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Page(Generic[T]):
-    rows: list[T]
+    rows: Sequence[T]
     next_cursor: str | None
 
 

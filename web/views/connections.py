@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST, require_safe
 from core.errors import HeyAiraError
 from identity.connections import connected_app_revoke
 from projects.api_keys import api_key_revoke
-from web.access import manager_caller, member_caller
+from web.access import manager_caller, member_caller, signed_in
 from web.selectors.api_keys import project_api_keys
 from web.selectors.connections import connected_apps
 from web.views.common import person_page
@@ -24,7 +24,7 @@ from web.views.dashboard import project_context
 @require_safe
 @person_page
 def apps_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "web/apps.html", {"apps": connected_apps(request.user)})  # type: ignore[arg-type]
+    return render(request, "web/apps.html", {"apps": connected_apps(signed_in(request))})
 
 
 @require_POST

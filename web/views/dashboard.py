@@ -18,7 +18,7 @@ from continuity.selectors import memory_get, memory_search, task_get
 from continuity.selectors.lists import receipt_list
 from core.access import Caller, Capability, Role
 from projects.models import Membership
-from web.access import member_caller
+from web.access import member_caller, signed_in
 from web.selectors.dashboard import memory_timeline, summary_agents, summary_versions, task_board
 from web.views.common import person_page
 
@@ -42,7 +42,7 @@ def project_context(caller: Caller, section: str) -> dict[str, Any]:
 @person_page
 def project_picker(request: HttpRequest) -> HttpResponse:
     memberships = (
-        Membership.objects.filter(user_id=request.user.pk)
+        Membership.objects.filter(user_id=signed_in(request).pk)
         .select_related("project")
         .order_by("project__name", "project__slug")[:PROJECTS_SHOWN]
     )
