@@ -2,6 +2,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.core.signals import request_finished, request_started
+from django.db.backends.signals import connection_created
 
 
 class AuditConfig(AppConfig):
@@ -14,6 +15,14 @@ class AuditConfig(AppConfig):
         # request as well as after MCP work.
         request_started.connect(_unit_started, dispatch_uid="audit_unit_started")
         request_finished.connect(_flush_pending_audit, dispatch_uid="audit_flush_pending")
+        # SQLite's chain trigger calls the chain hash as a function of each connection.
+        connection_created.connect(_register_functions, dispatch_uid="audit_sqlite_functions")
+
+
+def _register_functions(connection: Any, **kwargs: Any) -> None:
+    from audit.triggers import register_sqlite_function
+
+    register_sqlite_function(connection)
 
 
 def _unit_started(**kwargs: Any) -> None:

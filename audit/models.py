@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from django.db import models
+from django.utils import timezone
 
 
 class Outcome(models.TextChoices):
@@ -25,7 +26,8 @@ class AppendOnlyQuerySet(models.QuerySet["AuditEvent"]):
 
 class AuditEvent(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    occurred_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # The event's own time, set when it happens: a row that waited for the database keeps it.
+    occurred_at = models.DateTimeField(default=timezone.now, db_index=True)
     request_id = models.CharField(max_length=64, blank=True)
     actor_type = models.CharField(max_length=16)
     actor_id = models.CharField(max_length=64, blank=True)
@@ -44,6 +46,13 @@ class AuditEvent(models.Model):
     target_id = models.CharField(max_length=128, blank=True)
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
     error_code = models.CharField(max_length=32, blank=True)
+    # The hash chain (audit.chain): the recorder sets `chain` and `digest`; the database's
+    # trigger sets the position and the links under the chain head's row lock (migration 0005).
+    chain = models.CharField(max_length=40, default="", editable=False)
+    digest = models.CharField(max_length=64, default="", editable=False)
+    seq = models.BigIntegerField(null=True, blank=True, editable=False)
+    prev_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    hash = models.CharField(max_length=64, blank=True, default="", editable=False)
 
     objects = AppendOnlyQuerySet.as_manager()
 
@@ -53,6 +62,9 @@ class AuditEvent(models.Model):
             models.Index(fields=["project_id", "-occurred_at"], name="audit_project_time"),
             models.Index(fields=["project_id", "operation"], name="audit_project_operation"),
             models.Index(fields=["request_id"], name="audit_request"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["chain", "seq"], name="audit_chain_position"),
         ]
 
     def __str__(self) -> str:
@@ -65,3 +77,77 @@ class AuditEvent(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise TypeError("Audit events are append-only")
+
+
+class AuditChainHead(models.Model):
+    """The end of one chain: its length, last hash and time. Its row is the chain's lock: the
+    insert trigger upserts it (locking it until COMMIT) and links the new event to it."""
+
+    chain = models.CharField(max_length=40, primary_key=True)
+    seq = models.BigIntegerField()
+    prev_hash = models.CharField(max_length=64, blank=True)
+    last_hash = models.CharField(max_length=64)
+    last_time = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.chain} at {self.seq}"
+
+
+class AuditVerification(models.Model):
+    """The result of one `verify_audit` run over one chain."""
+
+    chain = models.CharField(max_length=40)
+    ran_at = models.DateTimeField(default=timezone.now)
+    ok = models.BooleanField()
+    # Every event up to this position verified (0: none); its hash.
+    verified_seq = models.BigIntegerField()
+    verified_hash = models.CharField(max_length=64, blank=True)
+    head_seq = models.BigIntegerField()
+    problem = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["chain", "-ran_at"], name="audit_verification_chain")]
+
+    def __str__(self) -> str:
+        return f"{self.chain} verified to {self.verified_seq}"
+
+
+class AuditCheckpoint(models.Model):
+    """A chain's head as `audit_checkpoint` printed it, for the operator to keep elsewhere."""
+
+    chain = models.CharField(max_length=40)
+    seq = models.BigIntegerField()
+    hash = models.CharField(max_length=64)
+    head_time = models.DateTimeField()
+    taken_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["chain", "-taken_at"], name="audit_checkpoint_chain")]
+
+    def __str__(self) -> str:
+        return f"{self.chain} at {self.seq}"
+
+
+class AnonymousRejection(models.Model):
+    """Rejections without a valid credential, counted per source, operation, reason and time
+    window (audit.noise) instead of a row each: a flood costs an UPDATE, not a row."""
+
+    window_start = models.DateTimeField()
+    source = models.CharField(max_length=64)
+    operation = models.CharField(max_length=64)
+    reason = models.CharField(max_length=32)
+    count = models.BigIntegerField(default=0)
+    first_at = models.DateTimeField()
+    last_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["window_start", "source", "operation", "reason"],
+                name="audit_noise_bucket",
+            )
+        ]
+        indexes = [models.Index(fields=["-window_start"], name="audit_noise_window")]
+
+    def __str__(self) -> str:
+        return f"{self.count} x {self.operation} {self.reason} from {self.source}"

@@ -11,12 +11,15 @@ import hashlib
 import logging
 import re
 import threading
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from django.db import connection
+from django.utils import timezone
 
+from audit import chain
 from audit.models import AuditEvent, Outcome
 from core.access import ActorType, Caller
 from core.database import unavailable_from
@@ -135,6 +138,7 @@ def _security_fields(
     error_code: str = "",
 ) -> dict[str, Any]:
     return {
+        "occurred_at": timezone.now(),
         "request_id": context.request_id,
         "actor_type": context.actor_type,
         "actor_id": context.actor_id,
@@ -219,10 +223,17 @@ _pending_lock = threading.Lock()
 _this_thread = threading.local()
 
 
+def _event(fields: dict[str, Any]) -> AuditEvent:
+    """The row to insert: its chain and the digest of its fields (audit.chain); the database
+    trigger gives it its place in the chain."""
+    fields = {"id": uuid.uuid4(), **fields, "chain": chain.chain_of(fields.get("project_id"))}
+    return AuditEvent(**fields, digest=chain.digest(fields))
+
+
 def _write(**fields: Any) -> None:
     fields = _storable_fields(fields)
     try:
-        AuditEvent.objects.create(**fields)
+        _event(fields).save(force_insert=True)
     except Exception as error:
         if connection.in_atomic_block or unavailable_from(error) is None:
             raise  # inside a transaction the row goes (or not) with it
@@ -230,7 +241,7 @@ def _write(**fields: Any) -> None:
 
 
 def defer(fields: dict[str, Any]) -> None:
-    """Keep a row for the next flush (its time is the time it is written)."""
+    """Keep a row for the next flush; it keeps the time of the event, not of its writing."""
     fields = _storable_fields(fields)
     _this_thread.deferred = True
     with _pending_lock:
@@ -266,7 +277,7 @@ def flush_pending() -> int:
         batch = list(_pending)
         _pending.clear()
     try:
-        AuditEvent.objects.bulk_create([AuditEvent(**fields) for fields in batch])
+        AuditEvent.objects.bulk_create([_event(fields) for fields in batch])
     except Exception as error:
         if unavailable_from(error) is None:
             logger.exception("pending audit rows could not be written")

@@ -27,6 +27,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from audit.models import Outcome
+from audit.noise import count_rejection
 from audit.recorder import (
     SecurityContext,
     defer_security_event,
@@ -213,7 +214,22 @@ class _Attempt:
         self.client_address = client_address
 
     def fail(self, reason: str, description: str, subject: _Subject | None = None) -> NoReturn:
-        subject = subject or _Subject()
+        if subject is not None:
+            self._audit(reason, subject)
+        elif count_rejection(audit.AUTHENTICATE, reason, self.client_address):
+            # No credential of ours behind it (a bogus token or key): counted per source, with
+            # an audit row for the first of each window only (audit.noise).
+            self._audit(reason, _Subject())
+        logger.info(
+            "credential refused at %s: %s (from %s)", self.resource, reason, self.client_address
+        )
+        raise AuthenticationFailed(
+            401,
+            challenge(self.resource, error="invalid_token", description=description),
+            Unauthenticated(description),
+        )
+
+    def _audit(self, reason: str, subject: _Subject) -> None:
         audit.record_oauth(
             audit.AUTHENTICATE,
             Outcome.REJECTED,
@@ -226,14 +242,6 @@ class _Attempt:
             fingerprint=subject.tag,
             request_id=self.request_id,
             actor=subject.actor,
-        )
-        logger.info(
-            "credential refused at %s: %s (from %s)", self.resource, reason, self.client_address
-        )
-        raise AuthenticationFailed(
-            401,
-            challenge(self.resource, error="invalid_token", description=description),
-            Unauthenticated(description),
         )
 
 

@@ -17,8 +17,10 @@ from django.shortcuts import render
 from django.utils.decorators import method_decorator
 
 from audit.models import Outcome
+from audit.noise import count_rejection
 from core.pages import people_page, with_page_headers
 from identity import audit, throttle
+from identity.throttle import address_of
 
 USERNAME_MAX_LENGTH = 150
 
@@ -29,7 +31,9 @@ class SignInView(LoginView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if throttle.locked_out(request):
-            # Say why, without checking the password (it would be refused anyway).
+            # Say why, without checking the password (it would be refused anyway). The lockout
+            # has its one audit row; the attempts made during it are only counted.
+            throttle.count_locked_out(request)
             form = self.get_form_class()(request)
             context = self.get_context_data(form=form, throttled=True)
             return self.render_to_response(context, status=429)
@@ -39,6 +43,10 @@ class SignInView(LoginView):
 def on_login_failed(
     sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any
 ) -> None:
+    if throttle.locked_out(request):
+        # Refused by the throttle (the admin's sign-in too): counted, the lockout is recorded.
+        throttle.count_locked_out(request)
+        return
     username = credentials.get("username")
     user = None
     if isinstance(username, str) and 0 < len(username) <= USERNAME_MAX_LENGTH:
@@ -54,20 +62,27 @@ def on_login_failed(
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
-    """A POST without a valid CSRF token (a forged consent, say) is refused and audited."""
+    """A POST without a valid CSRF token (a forged consent, say) is refused and audited: one
+    row per person, and for nobody signed in the first of each source's window (audit.noise)."""
     user = getattr(request, "user", None)
+    signed_in = user is not None and user.is_authenticated
+    if signed_in or count_rejection(audit.CSRF_REJECTED, "csrf_failed", address_of(request)):
+        _audit_csrf(request, user if signed_in else None)
+    # Django's reason names what failed (a foreign Origin, a missing cookie): it echoes only
+    # what the browser sent, and tells an operator behind a proxy what to fix.
+    return with_page_headers(render(request, "csrf_failed.html", {"reason": reason}, status=403))
+
+
+def _audit_csrf(request: HttpRequest, user: Any) -> None:
     audit.record_oauth(
         audit.CSRF_REJECTED,
         Outcome.REJECTED,
-        user=user if user is not None and user.is_authenticated else None,
+        user=user,
         target_type="path",
         target_id=request.path[:64],
         error_code="csrf_failed",
         request_id=getattr(request, "request_id", ""),
     )
-    # Django's reason names what failed (a foreign Origin, a missing cookie): it echoes only
-    # what the browser sent, and tells an operator behind a proxy what to fix.
-    return with_page_headers(render(request, "csrf_failed.html", {"reason": reason}, status=403))
 
 
 def connect_receivers() -> None:

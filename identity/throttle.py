@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
 from audit.models import Outcome
+from audit.noise import count_rejection
 from identity import audit
 from identity.ratelimit import hit, peek
 
@@ -47,6 +48,11 @@ def count_failure(request: HttpRequest | None) -> None:
             error_code="sign_in_throttled",
             request_id=getattr(request, "request_id", ""),
         )
+
+
+def count_locked_out(request: HttpRequest | None) -> None:
+    """An attempt from a locked-out address: counted per source (audit.noise), no row each."""
+    count_rejection(audit.SIGN_IN, "sign_in_throttled", address_of(request))
 
 
 class ThrottledModelBackend(ModelBackend):

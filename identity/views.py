@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from oauth2_provider import views as dot
 
 from audit.models import Outcome
+from audit.noise import count_rejection
 from identity import audit, ratelimit
 from identity.http import json_error, no_store, token_request_client_id
 from identity.policy import redirect_uri_problems, resource_for_metadata_path
@@ -60,8 +61,13 @@ class TokenView(dot.TokenView):
             # The code was valid and oauthlib then compared the verifier (validators.py).
             notes.reason = "pkce_verifier_mismatch"
         grant_type = request.POST.get("grant_type", "")
+        operation = audit.TOKEN_OPERATIONS.get(grant_type, audit.TOKEN_OTHER_GRANT)
+        anonymous = notes.user is None and notes.project is None
+        address = request.META.get("REMOTE_ADDR", "")
+        if anonymous and not count_rejection(operation, (notes.reason or error)[:32], address):
+            return  # nobody's grant: counted per source, the first of a window recorded
         audit.record_oauth(
-            audit.TOKEN_OPERATIONS.get(grant_type, audit.TOKEN_OTHER_GRANT),
+            operation,
             Outcome.REJECTED,
             user=notes.user,
             project=notes.project,

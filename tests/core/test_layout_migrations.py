@@ -46,6 +46,14 @@ def test_it_keeps_each_audit_rows_project_through_the_migration():
     executor = MigrationExecutor(connection)
     executor.migrate(AFTER)
 
-    AuditEvent = apps.get_model("audit", "AuditEvent")
+    AuditEvent = executor.loader.project_state(AFTER).apps.get_model("audit", "AuditEvent")
     rows = AuditEvent.objects.filter(project_id=project.pk)
     assert [row.operation for row in rows] == ["project_create"]
+
+    # On to the latest migration (the hash chain): the row is still there, now chained.
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    latest = apps.get_model("audit", "AuditEvent")
+    assert [(row.operation, row.seq) for row in latest.objects.filter(project_id=project.pk)] == [
+        ("project_create", 1)
+    ]

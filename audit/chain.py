@@ -1,0 +1,98 @@
+"""The canonical encoding of an audit event and the hashes of its chain: the one definition.
+
+Used when a row is written (the recorder computes `digest`), by the database triggers (which
+link each row to its chain: `hash = chain_hash(prev_hash, seq, digest)`), and by verification,
+online and offline (`verify_audit --file` runs this module without the database). Plain Python,
+no Django: changing anything here breaks every stored chain, so version 1 stays as it is.
+
+- `digest` = SHA-256 over the canonical JSON of the event's own fields (FIELDS, in that order:
+  sorted keys, no spaces, UTF-8; times as RFC 3339 UTC with microseconds; ids as text).
+- `hash` = SHA-256 over `prev_hash + "\\n" + seq + "\\n" + digest` (hex, as text), with
+  `prev_hash` "" for the first event of a chain. PostgreSQL computes it with sha256() and
+  SQLite with the function the audit app registers; both spell it exactly like `chain_hash`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+ENCODING_VERSION = 1
+# Project-less security events (sign-in failures, client registrations) form this chain.
+SECURITY_CHAIN = "security"
+
+# The event's own fields, covered by its digest. The chain fields (chain position, hashes)
+# are covered through `hash`; `chain` is derived from project_id and covered too.
+FIELDS: tuple[str, ...] = (
+    "id",
+    "occurred_at",
+    "chain",
+    "request_id",
+    "actor_type",
+    "actor_id",
+    "actor_label",
+    "user_id",
+    "client_id",
+    "credential_kind",
+    "credential_fingerprint",
+    "resource",
+    "instance",
+    "project_id",
+    "operation",
+    "target_type",
+    "target_id",
+    "outcome",
+    "error_code",
+)
+CHAIN_FIELDS: tuple[str, ...] = ("seq", "prev_hash", "digest", "hash")
+
+
+def chain_of(project_id: object) -> str:
+    """The chain an event belongs to: its project's id, or the security chain."""
+    return SECURITY_CHAIN if project_id in (None, "") else str(uuid.UUID(str(project_id)))
+
+
+def encode_time(value: dt.datetime) -> str:
+    if value.tzinfo is None:
+        raise ValueError("audit times are aware datetimes")
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def decode_time(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
+
+
+def canonical_value(name: str, value: Any) -> str | int | None:
+    """A field's value as the encoding spells it (and exports carry it)."""
+    if value is None or (value == "" and name in ("user_id", "project_id")):
+        return None
+    if name == "occurred_at":
+        return encode_time(value) if isinstance(value, dt.datetime) else str(value)
+    if name == "user_id":
+        return int(value)
+    if name in ("id", "project_id"):
+        return str(uuid.UUID(str(value)))
+    # TextChoices and enums are str subclasses: their value, not their repr.
+    return str(value.value) if hasattr(value, "value") else str(value)
+
+
+def canonical_fields(fields: Mapping[str, Any]) -> dict[str, str | int | None]:
+    return {name: canonical_value(name, fields.get(name)) for name in FIELDS}
+
+
+def encode(fields: Mapping[str, Any]) -> bytes:
+    """The canonical bytes of an event's own fields (version 1)."""
+    document = {"v": ENCODING_VERSION, **canonical_fields(fields)}
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def digest(fields: Mapping[str, Any]) -> str:
+    return hashlib.sha256(encode(fields)).hexdigest()
+
+
+def chain_hash(prev_hash: str, seq: int, event_digest: str) -> str:
+    return hashlib.sha256(f"{prev_hash}\n{seq}\n{event_digest}".encode()).hexdigest()

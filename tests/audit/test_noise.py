@@ -1,0 +1,109 @@
+"""Anonymous noise is counted, not stored row by row: 10,000 rejections without a valid
+credential (bogus bearer on /mcp, bogus hak_ key on /api, sign-in POSTs without CSRF, failed
+token requests, admin sign-ins from a locked-out address) add at most one audit row and one
+counter row per (source, operation, reason) and window, and the operator still sees them all."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import pytest
+from django.core.management import call_command
+from django.db.models import Sum
+from django.test import Client
+
+from audit import noise
+from audit.models import AnonymousRejection, AuditEvent
+from tests.mcp.inprocess import in_process_server
+
+SOURCE = "203.0.113.9"
+LIMIT = 3  # sign-in failures before the address is locked out
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+# Each flood may cross one window boundary: at most two buckets of each kind.
+KINDS = 5
+BOUND = 2 * KINDS
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _flood(count: int, send: Callable[[], int], status: int) -> None:
+    statuses = {send() for _ in range(count)}
+    assert statuses == {status}
+
+
+def test_10000_bogus_requests_add_a_bounded_number_of_rows(settings, transactional_db):
+    settings.HEYAIRA_SIGN_IN_FAILURES_PER_WINDOW = LIMIT
+    plain, strict = Client(), Client(enforce_csrf_checks=True)
+    for _ in range(LIMIT):  # the lockout: LIMIT failed sign-ins, recorded, then one throttle row
+        plain.post("/admin/login/", {"username": "x", "password": "y"}, REMOTE_ADDR=SOURCE)
+    rows_before = AuditEvent.objects.count()
+
+    with in_process_server() as server:
+        bogus = {"authorization": "Bearer not-a-token", "content-type": "application/json"}
+        _flood(2500, lambda: server.post(INITIALIZE, bogus).status_code, 401)
+    key = "Bearer hak_abcdefgh_" + "x" * 43
+    _flood(
+        2500,
+        lambda: (
+            plain.get("/api/v1/identity", HTTP_AUTHORIZATION=key, REMOTE_ADDR=SOURCE).status_code
+        ),
+        401,
+    )
+    sign_in = {"username": "olivia", "password": "guess"}
+    _flood(
+        2000, lambda: strict.post("/accounts/login/", sign_in, REMOTE_ADDR=SOURCE).status_code, 403
+    )
+    grant = {"grant_type": "authorization_code", "code": "nope", "client_id": "nobody"}
+    _flood(2000, lambda: plain.post("/oauth/token/", grant, REMOTE_ADDR=SOURCE).status_code, 401)
+    _flood(
+        1000,
+        lambda: plain.post("/admin/login/", sign_in, REMOTE_ADDR=SOURCE).status_code,
+        200,  # the admin's form again, with its error
+    )
+
+    added = AuditEvent.objects.count() - rows_before
+    assert added <= BOUND, added
+    assert AuditEvent.objects.filter(project_id__isnull=False, outcome="rejected").count() == 0
+    assert AnonymousRejection.objects.count() <= BOUND
+    assert AnonymousRejection.objects.aggregate(total=Sum("count"))["total"] == 10_000
+    counted = {(row.source, row.operation, row.reason) for row in AnonymousRejection.objects.all()}
+    assert counted == {
+        ("127.0.0.1", "authenticate", "invalid_token"),
+        (SOURCE, "authenticate", "invalid_api_key"),
+        (SOURCE, "csrf_rejected", "csrf_failed"),
+        (SOURCE, "oauth_code_exchange", "invalid_client"),
+        (SOURCE, "sign_in", "sign_in_throttled"),
+    }
+    # The lockout is recorded once; the attempts during it are only counted.
+    assert AuditEvent.objects.filter(error_code="sign_in_throttled").count() == 1
+
+    out = io.StringIO()
+    call_command("audit_noise", stdout=out)
+    assert f"{SOURCE}\tauthenticate\tinvalid_api_key\t2500\t" in out.getvalue()
+
+
+def test_a_window_holds_a_bounded_number_of_sources(monkeypatch, transactional_db):
+    monkeypatch.setattr(noise, "MAX_SOURCES_PER_WINDOW", 20)
+    firsts = sum(
+        noise.count_rejection("authenticate", "invalid_token", f"198.51.100.{n}") for n in range(60)
+    )
+    sources = set(AnonymousRejection.objects.values_list("source", flat=True))
+    assert len(sources) <= 20 + 1
+    assert noise.OVERFLOW_SOURCE in sources
+    assert firsts == len(sources)  # one audit row may follow each new bucket, no more
+    assert AnonymousRejection.objects.aggregate(total=Sum("count"))["total"] == 60
+
+
+def test_it_counts_an_ipv6_host_per_64(transactional_db):
+    for host in ("2001:db8:1:2::1", "2001:db8:1:2::ffff", "2001:db8:1:2:aaaa::9"):
+        noise.count_rejection("authenticate", "invalid_token", host)
+    [row] = AnonymousRejection.objects.all()
+    assert (row.source, row.count) == ("2001:db8:1:2::/64", 3)
+
+
+def test_the_operator_sees_the_counts_in_the_admin(transactional_db, admin_client: Client):
+    noise.count_rejection("authenticate", "invalid_token", SOURCE)
+    page = admin_client.get("/admin/audit/anonymousrejection/")
+    assert page.status_code == 200
+    assert SOURCE in page.content.decode()
