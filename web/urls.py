@@ -24,4 +24,5 @@ urlpatterns = [
     path("audit/", audit.audit_home, name="audit"),
     path("audit/<slug:slug>/", audit.audit_list, name="audit_list"),
     path("audit/<slug:slug>/events/<uuid:event_id>/", audit.audit_detail, name="audit_event"),
+    path("audit/<slug:slug>/export.<str:kind>", audit.audit_export, name="audit_export"),
 ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from audit.models import AuditEvent
+from audit.models import AuditEvent, Outcome
+from audit.recorder import SecurityContext, record_security_event
 from continuity.models import Memory, StateVersion, Task, WorkReceipt
 from continuity.services import memory_add, state_put, task_create, task_update
 from core.access import Caller
@@ -120,3 +121,24 @@ def bulk(project: Project, rows: int) -> dict[str, Any]:
         for _ in range(rows)
     )
     return {"task": tasks[0].pk, "memory": previous.pk if previous else None}
+
+
+_CONTEXT_FIELDS = set(SecurityContext.__dataclass_fields__) - {"extra_targets"}
+
+
+def record_events(project: Project, count: int, **fields: Any) -> list[AuditEvent]:
+    """`count` audit events of the project through the recorder (so each is chained like any
+    other), oldest first; `fields` name any of the event's fields."""
+    context = SecurityContext(**{k: v for k, v in fields.items() if k in _CONTEXT_FIELDS})
+    for _ in range(count):
+        record_security_event(
+            fields.get("operation", "task_get"),
+            fields.get("outcome", Outcome.SUCCESS),
+            context,
+            project=project,
+            target_type=fields.get("target_type", ""),
+            target_id=fields.get("target_id", ""),
+            error_code=fields.get("error_code", ""),
+        )
+    newest = AuditEvent.objects.filter(project_id=project.pk).order_by("-seq")[:count]
+    return list(reversed(newest))

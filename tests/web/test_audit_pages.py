@@ -12,6 +12,7 @@ from django.test import Client
 
 from audit.models import AuditEvent
 from tests.factories import World
+from tests.web.content import record_events
 from web.selectors.audit import PAGE_SIZE
 
 ROW_LINK = re.compile(r'href="/audit/alpha/events/([0-9a-f-]{36})/')
@@ -23,10 +24,7 @@ def events_of(html: str) -> list[str]:
 
 
 def make_events(world: World, count: int, **fields: object) -> list[AuditEvent]:
-    base = {"actor_type": "user", "operation": "task_get", "outcome": "success"}
-    return AuditEvent.objects.bulk_create(
-        AuditEvent(project_id=world.alpha.pk, **{**base, **fields}) for _ in range(count)
-    )
+    return record_events(world.alpha, count, **{"actor_type": "user", **fields})
 
 
 def test_it_combines_every_filter_and_keeps_them_in_the_url(world: World, client: Client):

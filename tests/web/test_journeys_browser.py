@@ -97,13 +97,31 @@ def test_an_auditor_filters_the_log_and_opens_an_event(
 
     rows.first.get_by_role("link").click()
     assert page.get_by_role("heading", level=1).inner_text() == "Audit event: task_update success"
-    details = page.locator("dl.fields").inner_text()
+    details = page.locator("dl.fields").first.inner_text()
     assert "carla" in details
     assert ids["task"] in details
+    chain = page.get_by_role("region", name="In the chain").inner_text()
+    assert "match its fields and its place" in chain
     # Back to the list, with the filters as they were.
     page.get_by_role("link", name="Alpha").click()
     assert urlsplit(page.url).path == "/audit/alpha/"
     assert parse_qs(urlsplit(page.url).query) == parse_qs(urlsplit(filtered_url).query)
+
+    # Both exports of exactly this filtered set, checked offline by verify_audit --file.
+    for link, suffix in (("Download JSON Lines", ".jsonl"), ("Download CSV", ".csv")):
+        with page.expect_download() as started:
+            page.get_by_role("link", name=link).click()
+        download = started.value
+        assert download.suggested_filename.startswith("heyaira-audit-alpha-")
+        assert download.suggested_filename.endswith(suffix)
+        saved = tmp_path / download.suggested_filename
+        download.save_as(saved)
+        text = saved.read_text()
+        assert text.count("task_update") >= 2
+        assert "memory_add" not in text  # only the filtered set
+        report = server.manage("verify_audit", "--file", str(saved))
+        assert "a filtered export" in report
+        assert ": ok, 2 events" in report, report
     page.context.close()
 
 
