@@ -225,7 +225,7 @@ def stream_export(project: Any) -> tuple[int, int, float, float]:
     assert response.status_code == 200
     lines = size = 0
     first = 0.0
-    for chunk in response.streaming_content:
+    for chunk in response.streaming_content:  # type: ignore[attr-defined]
         size += len(chunk)
         lines += chunk.count(b"\n")
         if not first and lines > 1:

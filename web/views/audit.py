@@ -7,6 +7,7 @@ Each page view is itself an audit event (who read which project's log).
 
 from __future__ import annotations
 
+from typing import cast
 from uuid import UUID
 
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -104,7 +105,7 @@ def audit_export(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
         raise Http404
     if form.is_bound and not form.is_valid():
         _read(reader, AUDIT_EXPORT, Outcome.REJECTED, error_code="validation_error")
-        message = " ".join(" ".join(errors) for errors in form.errors.values())
+        message = " ".join(str(error) for errors in form.errors.values() for error in errors)
         return render(request, "web/bad_request.html", {"message": message}, status=400)
     # Recorded before the stream starts, so the export holds its own row when the filters
     # select it, and never half a chain's tail.
@@ -116,7 +117,8 @@ def audit_export(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
     name = f"heyaira-audit-{reader.project.slug}-{stamp}.{kind}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    # The page wrappers only set headers, which a streaming response has like any other.
+    return cast(HttpResponse, response)
 
 
 def _read(
