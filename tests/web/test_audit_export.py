@@ -109,3 +109,15 @@ def test_it_shows_an_events_place_and_whether_its_hashes_match(world: World, cli
     call_command("verify_audit", "alpha", stdout=io.StringIO())
     html = client.get(f"/audit/alpha/events/{event.pk}/").content.decode()
     assert "yes, by <code>verify_audit</code>" in html
+
+
+def test_its_batches_neither_skip_nor_repeat_an_event_across_chains(world: World):
+    from audit.export import export_rows
+
+    record_events(world.alpha, 7, operation="sign_in")
+    record_events(world.beta, 5, operation="sign_in")
+    events = AuditEvent.objects.filter(operation="sign_in")
+    whole = [row["id"] for row in export_rows(events, batch=10_000)]
+    assert [row["id"] for row in export_rows(events, batch=3)] == whole
+    assert len(whole) == 12
+    assert [row["id"] for row in export_rows(events, batch=1)] == whole
