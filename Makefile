@@ -26,7 +26,8 @@ run: $(VENV)/.runtime
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py quickstart
-	$(PY) -m uvicorn heyaira.asgi:application --host $(HOST) --port $(PORT) --no-access-log
+	$(PY) -m uvicorn heyaira.asgi:application --host $(HOST) --port $(PORT) --no-access-log \
+		--no-proxy-headers  # client addresses: HEYAIRA_TRUSTED_PROXIES (heyaira/proxies.py)
 
 test: lint typecheck pytest smoke
 

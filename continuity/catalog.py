@@ -64,6 +64,7 @@ CATALOG: tuple[OperationSpec, ...] = (
     OperationSpec(services.memory_add, outputs.MemoryAckOut, "memory"),
     OperationSpec(services.task_create, outputs.TaskAckOut, "task"),
     OperationSpec(services.task_update, outputs.TaskUpdateOut, "task"),
+    OperationSpec(services.task_claim_next, outputs.TaskClaimOut, "task"),
     OperationSpec(services.state_put, outputs.StateAckOut, "state"),
 )
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StrictInt, model_validator
 
-from continuity.models import MEMORY_CONTENT_MAX, STATE_BODY_MAX
+from continuity.models import MAX_DEPENDENCIES, MEMORY_CONTENT_MAX, STATE_BODY_MAX
 from core.errors import ValidationError
 from core.validation import (
     NOT_BLANK_PATTERN,
@@ -190,6 +190,13 @@ class MemorySearchInput(Input):
 
 OpenStatus = Literal["todo", "in_progress", "blocked"]
 AnyStatus = Literal["todo", "in_progress", "blocked", "done", "cancelled"]
+BlockedBy = Annotated[
+    list[uuid.UUID],
+    Field(
+        max_length=MAX_DEPENDENCIES,
+        description="Tasks of this project to finish first; the whole set ([] clears it).",
+    ),
+]
 
 
 class TaskCreateInput(WriteInput):
@@ -201,6 +208,7 @@ class TaskCreateInput(WriteInput):
     status: OpenStatus = "todo"
     next_step: Annotated[Text, Field(max_length=2000)] = ""
     repository_ref: RepositoryRefInput | None = None
+    blocked_by: BlockedBy = []
     idempotency_key: IdempotencyKey | None = None
 
 
@@ -211,7 +219,7 @@ class TaskGetInput(Input):
 class TaskListInput(Input):
     # One Literal, not a union of two: a union's errors name its members ("status.literal[...]")
     # where a client must see the field ("status").
-    status: Literal[AnyStatus, "open"] | None = None
+    status: Literal[AnyStatus, "open", "ready"] | None = None
     limit: Annotated[StrictInt, Field(ge=1, le=100)] = 20
     cursor: Cursor | None = None
 
@@ -232,6 +240,7 @@ _SOME_CHANGE: dict[str, Any] = {
                 ("status", "string"),
                 ("next_step", "string"),
                 ("blockers", "array"),
+                ("blocked_by", "array"),
                 ("handoff_note", "string"),
                 ("work_receipt", "object"),
             )
@@ -250,6 +259,7 @@ class TaskUpdateInput(WriteInput):
     blockers: BlockerList | None = None
     handoff_note: Annotated[Text, Field(max_length=4000)] | None = None
     repository_ref: RepositoryRefInput | None = None
+    blocked_by: BlockedBy | None = None
     work_receipt: WorkReceiptInput | None = None
 
     @model_validator(mode="after")
@@ -263,10 +273,14 @@ class TaskUpdateInput(WriteInput):
         }
         if not changes:
             raise ValueError(
-                "nothing to update: give status, next_step, blockers, handoff_note, "
-                "repository_ref or work_receipt"
+                "nothing to update: give status, next_step, blockers, blocked_by, "
+                "handoff_note, repository_ref or work_receipt"
             )
         return self
+
+
+class TaskClaimNextInput(WriteInput):
+    idempotency_key: IdempotencyKey | None = None
 
 
 # --- state and context --------------------------------------------------------------------

@@ -112,6 +112,8 @@ class Task(models.Model):
         indexes = [
             models.Index(fields=["project", "status", "-updated_at"], name="task_project_status"),
             models.Index(fields=["project", "-updated_at"], name="task_project_recent"),
+            # task_claim_next and the ready list walk todo tasks oldest first.
+            models.Index(fields=["project", "status", "created_at"], name="task_project_oldest"),
         ]
         constraints = [
             models.CheckConstraint(
@@ -124,6 +126,38 @@ class Task(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+
+# A task waits on at most this many others: it keeps every task's entry (and the recovery index
+# that lists up to 100 of them) bounded.
+MAX_DEPENDENCIES = 20
+
+
+class TaskDependency(models.Model):
+    """`task` is blocked by `blocked_by` until that one is done; both in one project, no cycles
+    (continuity.services.dependencies checks them)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependencies")
+    blocked_by = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="dependents")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # Both foreign keys have their own index: readiness looks a task's dependencies up, and
+        # a finished task's dependents.
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "task", "blocked_by"], name="dependency_once"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(task=models.F("blocked_by")), name="dependency_not_self"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_id} blocked by {self.blocked_by_id}"
 
 
 class WorkReceipt(models.Model):

@@ -32,7 +32,14 @@ OpenStatus = Literal["todo", "in_progress", "blocked"]
 TestResult = Literal["passed", "failed", "skipped", "error"]
 LimitName = Literal["memory_limit", "task_limit", "receipt_limit"]
 CountName = Literal[
-    "memories", "decisions", "notes", "tasks", "open_tasks", "receipts", "repositories"
+    "memories",
+    "decisions",
+    "notes",
+    "tasks",
+    "open_tasks",
+    "ready_tasks",
+    "receipts",
+    "repositories",
 ]
 
 
@@ -140,6 +147,8 @@ class TaskOut(Output):
     blockers: list[str]
     handoff_note: str
     repository_ref: RepositoryRefOut | None
+    blocked_by: list[uuid.UUID]
+    ready: bool
     created_by: str
     updated_by: str
     created_at: datetime
@@ -178,6 +187,8 @@ class TaskListItemOut(Output):
     next_step: str
     blocker_count: NonNegativeInt
     repository_ref: RepositoryRefOut | None
+    blocked_by: list[uuid.UUID]
+    ready: bool
     created_at: datetime
     updated_at: datetime
 
@@ -195,6 +206,11 @@ class ReceiptListOut(Output):
 class TaskUpdateOut(Output):
     task: TaskOut
     receipt: ReceiptOut | None
+
+
+class TaskClaimOut(Output):
+    # None: no task is ready (not an error).
+    task: TaskOut | None
 
 
 # --- running summary -----------------------------------------------------------------------
@@ -247,6 +263,10 @@ class ContextTaskOut(Output):
     next_step: str
     blocker_count: NonNegativeInt
     repository_ref: RepositoryRefOut | None
+    ready: bool
+    # The dependencies not done yet: their number, and the first few ids (task_get has all).
+    waiting_on_count: NonNegativeInt
+    waiting_on: Annotated[list[uuid.UUID], Field(max_length=3)]
     updated_at: datetime
 
 
@@ -283,6 +303,7 @@ class CountsOut(Output):
     notes: NonNegativeInt
     tasks: NonNegativeInt
     open_tasks: NonNegativeInt
+    ready_tasks: NonNegativeInt
     receipts: NonNegativeInt
     repositories: NonNegativeInt
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from continuity.models import Memory, StateVersion, Task, WorkReceipt
+from continuity.readiness import split_ids
 from projects.models import Project, Repository
 
 
@@ -53,6 +54,8 @@ def memory_ack_json(memory: Memory) -> dict[str, Any]:
 
 
 def task_json(task: Task) -> dict[str, Any]:
+    """A task read through continuity.readiness.with_readiness (its dependencies and readiness
+    come from that query's annotations)."""
     return {
         "id": str(task.pk),
         "title": task.title,
@@ -63,10 +66,18 @@ def task_json(task: Task) -> dict[str, Any]:
         "blockers": list(task.blockers),
         "handoff_note": task.handoff_note,
         "repository_ref": task.repository_ref,
+        **readiness_json(task),
         "created_by": task.created_by,
         "updated_by": task.updated_by,
         "created_at": rfc3339(task.created_at),
         "updated_at": rfc3339(task.updated_at),
+    }
+
+
+def readiness_json(task: Task) -> dict[str, Any]:
+    return {
+        "blocked_by": split_ids(task.blocked_ids),  # type: ignore[attr-defined]
+        "ready": bool(task.ready),  # type: ignore[attr-defined]
     }
 
 

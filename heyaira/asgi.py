@@ -24,6 +24,7 @@ django_application = get_asgi_application()
 from audit.recorder import log_pending  # noqa: E402
 from continuity.mcp.asgi import McpEndpoint  # noqa: E402
 from continuity.mcp.server import build_session_manager  # noqa: E402
+from heyaira.proxies import client_address, forwarded_values  # noqa: E402
 
 MCP_PATH = "/mcp"
 STATIC_PREFIX = settings.STATIC_URL.rstrip("/")
@@ -37,6 +38,8 @@ class HeyAiraApplication:
         self.static = StaticFiles(directory=settings.STATIC_ROOT, check_dir=False)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and settings.HEYAIRA_TRUSTED_PROXIES:
+            scope = _with_client_address(scope)
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"] == MCP_PATH:
@@ -64,6 +67,16 @@ class HeyAiraApplication:
         # Servers may end the process by a signal after this, skipping atexit.
         log_pending()
         await send({"type": "lifespan.shutdown.complete"})
+
+
+def _with_client_address(scope: Scope) -> Scope:
+    """The client behind a trusted proxy becomes the scope's client (heyaira.proxies)."""
+    peer = scope.get("client") or ("", 0)
+    forwarded = forwarded_values(scope.get("headers", []))
+    address = client_address(str(peer[0]), forwarded, settings.HEYAIRA_TRUSTED_PROXIES)
+    if address == peer[0]:
+        return scope
+    return {**scope, "client": (address, 0)}
 
 
 application = HeyAiraApplication()

@@ -22,6 +22,7 @@ from heyaira.envconfig import (
     env_str,
     public_url,
 )
+from heyaira.proxies import parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -68,6 +69,15 @@ HEYAIRA_MCP_ALLOWED_ORIGINS = env_list("HEYAIRA_MCP_ALLOWED_ORIGINS", [_public_o
 # check against an https resource would fail.
 if env_bool("HEYAIRA_BEHIND_TLS_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# The proxies whose X-Forwarded-For names the client (addresses or CIDRs, comma-separated);
+# from every other peer the header is ignored (heyaira.proxies). Empty: no proxy is trusted.
+try:
+    HEYAIRA_TRUSTED_PROXIES = parse_networks(
+        "HEYAIRA_TRUSTED_PROXIES", env_list("HEYAIRA_TRUSTED_PROXIES", [])
+    )
+except ValueError as error:
+    raise ConfigError(str(error)) from None
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -110,18 +110,39 @@ async def collect(url: str, api_key: str) -> Examples:
             "state_put", "state_put", {"write_context": wc, "agent": "docs-agent", "body": SUMMARY}
         )
         await call("state_get", "state_get", {"agent": "docs-agent"})
-        # One task left open, so that the recovery index below has one to show.
-        await client.call_tool(
+        # Tasks left open, so that the recovery index below has some to show: one ready, and one
+        # blocked by it until it is done.
+        guide = (
+            await client.call_tool(
+                "task_create",
+                {
+                    "write_context": wc,
+                    "title": "Write the upgrade guide",
+                    "description": "Done when docs/operating.md says how to upgrade, backups "
+                    "first.",
+                    "next_step": "List the steps.",
+                    "idempotency_key": f"example-{run}-open-task",
+                },
+            )
+        ).structured_content or {}
+        await call(
+            "task_create_blocked_by",
             "task_create",
             {
                 "write_context": wc,
-                "title": "Write the upgrade guide",
-                "description": "Done when docs/operating.md says how to upgrade, backups first.",
-                "next_step": "List the steps.",
-                "idempotency_key": f"example-{run}-open-task",
+                "title": "Announce the upgrade guide",
+                "description": "Done when the release notes link to the upgrade guide.",
+                "blocked_by": [guide.get("id")],
+                "idempotency_key": f"example-{run}-blocked-task",
             },
         )
+        await call("task_list_ready", "task_list", {"status": "ready", "limit": 3})
         await call("continuity_context", "continuity_context", {"memory_limit": 3, "task_limit": 3})
+        await call(
+            "task_claim_next",
+            "task_claim_next",
+            {"write_context": wc, "idempotency_key": f"example-{run}-claim"},
+        )
     return examples
 
 

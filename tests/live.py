@@ -207,18 +207,30 @@ def _maintenance_connection() -> psycopg.Connection[Any]:
 
 
 def start_live_server(
-    workdir: Path, *, access_log: bool = True, public_url: str | None = None
+    workdir: Path,
+    *,
+    access_log: bool = True,
+    public_url: str | None = None,
+    extra_env: dict[str, str] | None = None,
+    gunicorn: bool = False,
 ) -> tuple[LiveServer, str | None]:
     """public_url: the URL clients use (HEYAIRA_PUBLIC_URL) when it is not the server's own,
-    as behind the conformance suite's proxy."""
+    as behind the conformance suite's proxy. extra_env: settings for this server only.
+    gunicorn: serve with gunicorn and its uvicorn worker (the production command) instead."""
     port = free_port()
     database_url, pg_name = _database(workdir, port)
     url = f"http://127.0.0.1:{port}"
-    env = _environment(public_url or url, database_url)
+    env = {**_environment(public_url or url, database_url), **(extra_env or {})}
     server = LiveServer(url=url, env=env, log_path=workdir / "server.log")
-    command = [sys.executable, "-m", "uvicorn", "heyaira.asgi:application"]
-    command += ["--host", "127.0.0.1", "--port", str(port)]
-    if not access_log:
+    if gunicorn:
+        # From the repository, so that gunicorn reads gunicorn.conf.py as in production.
+        command = [str(Path(sys.executable).parent / "gunicorn"), "heyaira.asgi:application"]
+        command += ["-k", "uvicorn_worker.UvicornWorker", "--bind", f"127.0.0.1:{port}"]
+    else:
+        # uvicorn's own X-Forwarded-For trust stays off: HEYAIRA_TRUSTED_PROXIES decides.
+        command = [sys.executable, "-m", "uvicorn", "heyaira.asgi:application"]
+        command += ["--host", "127.0.0.1", "--port", str(port), "--no-proxy-headers"]
+    if not access_log and not gunicorn:
         command.append("--no-access-log")
     log = server.log_path.open("wb")
     server.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)

@@ -97,6 +97,15 @@ ROUTES: tuple[Route, ...] = (
         etag="version",
         location="tasks/{id}",
     ),
+    # Before tasks/{task_id}: Django tries the paths in this order.
+    Route(
+        "POST",
+        "tasks/claim",
+        "task_claim_next",
+        "Claim the oldest ready task (todo, every blocked_by task done); task is null when none",
+        body=True,
+        etag="task.version",
+    ),
     Route(
         "GET",
         "tasks/{task_id}",

@@ -27,7 +27,7 @@ INSTRUCTIONS = (
     "and next step, recent receipts and the running summary. "
     "3) task_get the task you will work on, then claim it: task_update(status='in_progress', "
     "expected_version=<the version you read>). On stale_version someone else moved it: read it "
-    "again. "
+    "again. Or take the oldest ready task (every blocked_by task done) with task_claim_next. "
     "4) Work in Git. Record accepted decisions with memory_add(kind='decision', rationale, "
     "source). "
     "5) Hand over before you stop: task_update with next_step, blockers, handoff_note and "
@@ -116,8 +116,8 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         OPERATIONS["task_list"],
-        "Tasks, newest first. status='open' means todo, in_progress or blocked. Pass "
-        "next_cursor back as cursor for the next page.",
+        "Tasks, newest first. status='open' means todo, in_progress or blocked; 'ready': todo, "
+        "blocked_by all done. Pass next_cursor back as cursor for the next page.",
         "List tasks",
     ),
     ToolSpec(
@@ -145,6 +145,12 @@ SPECS: tuple[ToolSpec, ...] = (
         "cancelled. End your session with work_receipt {session_ref, summary, tests, commits}; "
         "one receipt per session.",
         "Update task",
+    ),
+    ToolSpec(
+        OPERATIONS["task_claim_next"],
+        "Claim the oldest ready task (todo, every blocked_by task done): it comes back "
+        "in_progress with its new version; task is null when none is ready.",
+        "Claim next ready task",
     ),
     ToolSpec(
         OPERATIONS["state_put"],

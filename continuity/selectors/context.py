@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection
+from django.db.models import Case, F, When
 from django.db.models.functions import Length, Substr
 
 from audit.recorder import AuditNote
@@ -17,6 +18,7 @@ from continuity.budget import Preview, clip_chars, fit, one_line
 from continuity.inputs import ContinuityContextInput
 from continuity.models import OPEN_STATUSES, Memory, MemoryKind, StateVersion, Task, WorkReceipt
 from continuity.presenters import rfc3339, test_tally
+from continuity.readiness import ready_tasks, split_ids, with_waiting
 from core.access import Caller, Capability
 from core.operations import operation
 from projects.models import Project, ProjectRepository
@@ -31,6 +33,10 @@ PREVIEW_CHARS = 280
 # Counts stop here: beyond it, "10,000 or more" is what a new session needs to know.
 COUNT_CAP = 10_000
 STATE_PREVIEW_CHARS = 2_000
+# Ids of a task's open dependencies shown per entry, up to the default task_limit and beyond
+# it: 100 entries of 20 ids each would not fit the budget (task_get has them all).
+WAITING_IDS = 3
+WAITING_IDS_BEYOND_DEFAULT = 1
 # Only this much of a long text is read from the database to make its preview.
 _HEAD = 2 * PREVIEW_CHARS
 
@@ -44,7 +50,8 @@ _HEAD = 2 * PREVIEW_CHARS
 def continuity_context(
     caller: Caller, args: ContinuityContextInput, note: AuditNote
 ) -> dict[str, Any]:
-    """The newest memories, open tasks, newest receipts and running summary, in one bounded
+    """The newest memories, open tasks (ready ones first, oldest first: the order
+    task_claim_next takes them in), newest receipts and running summary, in one bounded
     response with ids to follow."""
     note.target("project", caller.project.pk)
     limits, clamped = _applied_limits(args)
@@ -125,10 +132,16 @@ def _memories(caller: Caller, limit: int) -> list[dict[str, Any]]:
 
 
 def _tasks(caller: Caller, limit: int) -> list[dict[str, Any]]:
+    open_tasks = with_waiting(Task.objects.filter(project=caller.project, status__in=OPEN_STATUSES))
     rows = (
-        Task.objects.filter(project=caller.project, status__in=OPEN_STATUSES)
-        .annotate(next_head=Substr("next_step", 1, _HEAD))
-        .order_by("-updated_at", "-id")
+        open_tasks.annotate(next_head=Substr("next_step", 1, _HEAD))
+        # Ready work first, oldest first; then the rest, most recently moved first.
+        .order_by(
+            F("ready").desc(),
+            Case(When(ready=True, then="created_at")).asc(nulls_last=True),
+            "-updated_at",
+            "-id",
+        )
         .values(
             "id",
             "title",
@@ -137,22 +150,30 @@ def _tasks(caller: Caller, limit: int) -> list[dict[str, Any]]:
             "next_head",
             "blockers",
             "repository_ref",
+            "ready",
+            "waiting_ids",
             "updated_at",
         )[:limit]
     )
-    return [
-        {
-            "id": str(t["id"]),
-            "title": Preview(t["title"]),
-            "status": t["status"],
-            "version": t["version"],
-            "next_step": Preview(clip_chars(one_line(t["next_head"]), PREVIEW_CHARS), 1.5),
-            "blocker_count": len(t["blockers"]),
-            "repository_ref": _ref(t["repository_ref"]),
-            "updated_at": rfc3339(t["updated_at"]),
-        }
-        for t in rows
-    ]
+    shown = WAITING_IDS if limit <= DEFAULT_LIMITS["task_limit"] else WAITING_IDS_BEYOND_DEFAULT
+    return [_task(t, shown) for t in rows]
+
+
+def _task(t: dict[str, Any], shown: int) -> dict[str, Any]:
+    waiting = split_ids(t["waiting_ids"])
+    return {
+        "id": str(t["id"]),
+        "title": Preview(t["title"]),
+        "status": t["status"],
+        "version": t["version"],
+        "next_step": Preview(clip_chars(one_line(t["next_head"]), PREVIEW_CHARS), 1.5),
+        "blocker_count": len(t["blockers"]),
+        "repository_ref": _ref(t["repository_ref"]),
+        "ready": bool(t["ready"]),
+        "waiting_on_count": len(waiting),
+        "waiting_on": waiting[:shown],
+        "updated_at": rfc3339(t["updated_at"]),
+    }
 
 
 def _ref(ref: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -230,6 +251,7 @@ def _counts(project: Project) -> tuple[dict[str, int], list[str]]:
         "notes": Memory.objects.filter(project=project, kind=MemoryKind.NOTE),
         "tasks": Task.objects.filter(project=project),
         "open_tasks": Task.objects.filter(project=project, status__in=OPEN_STATUSES),
+        "ready_tasks": ready_tasks(project),
         "receipts": WorkReceipt.objects.filter(project=project),
         "repositories": ProjectRepository.objects.filter(project=project),
     }

@@ -57,12 +57,20 @@ def run_once(
         if existing.fingerprint != fingerprint:
             raise IdempotencyConflict() from None
         note.outcome = Outcome.REPLAYED
-        note.target(target_type, existing.result.get("id", ""))
+        note.target(target_type, _result_id(existing.result))
         return existing.result
     result = create()
     record.result = result
     record.save(update_fields=["result"])
     return result
+
+
+def _result_id(result: dict[str, Any]) -> str:
+    """The id of the object a stored result is about: its own, or its task's (a claim)."""
+    nested = result.get("task")
+    if "id" not in result and isinstance(nested, dict):
+        return str(nested.get("id", ""))
+    return str(result.get("id", ""))
 
 
 def keyed(*, target_type: str) -> Once:

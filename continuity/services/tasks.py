@@ -11,6 +11,8 @@ from audit.recorder import AuditNote
 from continuity.inputs import RepositoryRefInput, TaskCreateInput, TaskUpdateInput
 from continuity.models import TRANSITIONS, Task, WorkReceipt
 from continuity.presenters import receipt_json, task_ack_json, task_json
+from continuity.readiness import with_readiness
+from continuity.services.dependencies import set_blocked_by
 from continuity.services.idempotency import keyed
 from core.access import Caller, Capability
 from core.errors import (
@@ -44,6 +46,7 @@ def task_create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> dict[
         updated_by=caller.actor.label,
     )
     note.target("task", task.pk)
+    set_blocked_by(caller, task, args.blocked_by, new=True)
     return task_ack_json(task)
 
 
@@ -65,7 +68,9 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[
     ).update(version=F("version") + 1, updated_at=timezone.now(), **changes)
     if not updated:
         raise _missing_or_stale(caller, task.pk)
-    task.refresh_from_db()
+    if args.blocked_by is not None:
+        set_blocked_by(caller, task, args.blocked_by)
+    task = with_readiness(Task.objects.all()).get(pk=task.pk)  # the refresh, with readiness
     receipt = None
     if receipt_input is not None:
         try:

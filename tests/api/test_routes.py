@@ -46,6 +46,11 @@ def test_every_route_answers_with_its_output_model(world: World, owner_api: Api)
         },
         **{"If-Match": '"1"'},
     )
+    ready = owner_api.call(
+        "POST", "tasks", {"write_context": context, "title": "r", "description": "d"}
+    )
+    claim = owner_api.call("POST", "tasks/claim", {"write_context": context})
+    assert claim.json()["task"]["id"] == ready.json()["id"]
     state = owner_api.call(
         "PUT", "state/codex", {"write_context": context, "body": "# Running summary\n- goal"}
     )
@@ -53,6 +58,7 @@ def test_every_route_answers_with_its_output_model(world: World, owner_api: Api)
         "memory_add": memory,
         "task_create": task,
         "task_update": update,
+        "task_claim_next": claim,
         "state_put": state,
         "server_identity": owner_api.get("identity"),
         "continuity_context": owner_api.get("context?agent=codex"),

@@ -21,7 +21,7 @@ from continuity.selectors import (
     task_get,
     task_list,
 )
-from continuity.services import memory_add, state_put, task_create, task_update
+from continuity.services import memory_add, state_put, task_claim_next, task_create, task_update
 from core.access import CredentialKind
 from tests.continuity.helpers import add_note, last_audit, new_task, outcome, rejected
 from tests.factories import World, wc
@@ -78,6 +78,8 @@ WRITES: dict[str, tuple[Callable[..., Any], Arguments]] = {
         lambda c, seed: {"write_context": wc(c), "title": "t", "description": "d"},
     ),
     "task_update": (task_update, _task_update_args),
+    # The seed's task is ready: a claim moves it (its version grows).
+    "task_claim_next": (task_claim_next, lambda c, seed: {"write_context": wc(c)}),
     "state_put": (
         state_put,
         lambda c, seed: {

@@ -92,6 +92,9 @@ def test_it_returns_every_part_for_a_fresh_session(world: World) -> None:
             "next_step": "Write tests",
             "blocker_count": 2,
             "repository_ref": {"repository": "acme/app", "branch": "main", "commit": "abc1234"},
+            "ready": False,
+            "waiting_on_count": 0,
+            "waiting_on": [],
             "updated_at": updated["task"]["updated_at"],
         }
     ]
@@ -121,6 +124,7 @@ def test_it_returns_every_part_for_a_fresh_session(world: World) -> None:
         "notes": 1,
         "tasks": 1,
         "open_tasks": 1,
+        "ready_tasks": 0,
         "receipts": 1,
         "repositories": 1,
     }

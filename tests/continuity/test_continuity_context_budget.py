@@ -13,7 +13,14 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from continuity.models import Memory, StateVersion, Task, WorkReceipt
+from continuity.models import (
+    MAX_DEPENDENCIES,
+    Memory,
+    StateVersion,
+    Task,
+    TaskDependency,
+    WorkReceipt,
+)
 from continuity.selectors import continuity_context
 from continuity.services import state_put
 from core.access import Caller
@@ -264,3 +271,24 @@ def test_unicode_at_the_budgets_edge_is_never_split(world: World) -> None:
         assert json.loads(encoded.decode("utf-8")) == context
         for memory in context["memories"]:
             assert set(memory["preview"]) <= {"🦄", "…"}
+
+
+def test_tasks_that_each_wait_on_twenty_others_still_fit_the_budget(
+    world: World, django_assert_num_queries: Any
+) -> None:
+    """Every open task blocked by the most tasks it may be (MAX_DEPENDENCIES, none done): each
+    entry shows a few of their ids and their number, in the same queries and bytes."""
+    _fill_identity(world)
+    _bulk(world.alpha, 150, _nasty)
+    tasks = list(Task.objects.filter(project=world.alpha).order_by("created_at", "id"))
+    TaskDependency.objects.bulk_create(
+        TaskDependency(project=world.alpha, task=task, blocked_by=tasks[(n + k) % len(tasks)])
+        for n, task in enumerate(tasks)
+        for k in range(1, MAX_DEPENDENCIES + 1)
+    )
+    viewer = world.caller("viewer")
+    _check_every_limit(viewer, django_assert_num_queries, "a" * 100, 150)
+    for limit, shown in ((20, 3), (21, 1), (100, 1)):
+        tasks_seen = continuity_context(viewer, task_limit=limit)["tasks"]
+        assert all(t["waiting_on_count"] == MAX_DEPENDENCIES for t in tasks_seen)
+        assert all(len(t["waiting_on"]) == shown and not t["ready"] for t in tasks_seen)

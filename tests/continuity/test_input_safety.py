@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from continuity.models import IdempotencyRecord, Memory, StateVersion, Task, WorkReceipt
+from continuity.models import (
+    IdempotencyRecord,
+    Memory,
+    StateVersion,
+    Task,
+    TaskDependency,
+    WorkReceipt,
+)
 from continuity.selectors import (
     continuity_context,
     memory_get,
@@ -20,7 +27,7 @@ from continuity.selectors import (
     task_get,
     task_list,
 )
-from continuity.services import memory_add, state_put, task_create, task_update
+from continuity.services import memory_add, state_put, task_claim_next, task_create, task_update
 from core.errors import HeyAiraError
 from tests.continuity.helpers import last_audit, new_task, outcome, rejected
 from tests.factories import World, wc
@@ -48,6 +55,7 @@ VALID: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
             "description": "d",
             "next_step": "n",
             "repository_ref": {"repository": "acme/app", "branch": "main", "commit": "abc1234"},
+            "blocked_by": [TASK],
         },
     ),
     "task_update": (
@@ -58,6 +66,7 @@ VALID: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
             "next_step": "n",
             "handoff_note": "h",
             "blockers": ["b"],
+            "blocked_by": [TASK],
             "work_receipt": {
                 "session_ref": "s-1",
                 "summary": "s",
@@ -69,6 +78,7 @@ VALID: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
         },
     ),
     "state_put": (state_put, {"agent": "codex", "body": "# Running summary\n- a"}),
+    "task_claim_next": (task_claim_next, {"idempotency_key": "claim-1"}),
     "memory_get": (memory_get, {"memory_id": UUID}),
     "memory_search": (memory_search, {"query": "q", "limit": 5}),
     "task_get": (task_get, {"task_id": UUID}),
@@ -76,7 +86,7 @@ VALID: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     "state_get": (state_get, {"agent": "codex"}),
     "continuity_context": (continuity_context, {"memory_limit": 1, "task_limit": 1}),
 }
-WRITES = ("memory_add", "task_create", "task_update", "state_put")
+WRITES = ("memory_add", "task_create", "task_update", "task_claim_next", "state_put")
 
 TEXT_PATHS: dict[str, list[str]] = {
     "memory_add": ["content", "title", "rationale", "source", "idempotency_key"],
@@ -87,12 +97,14 @@ TEXT_PATHS: dict[str, list[str]] = {
         "repository_ref.repository",
         "repository_ref.branch",
         "repository_ref.commit",
+        "blocked_by.0",
     ],
     "task_update": [
         "task_id",
         "next_step",
         "handoff_note",
         "blockers.0",
+        "blocked_by.0",
         "work_receipt.session_ref",
         "work_receipt.summary",
         "work_receipt.tests.0.name",
@@ -101,6 +113,7 @@ TEXT_PATHS: dict[str, list[str]] = {
         "work_receipt.blockers.0",
     ],
     "state_put": ["agent", "body"],
+    "task_claim_next": ["idempotency_key"],
     "memory_get": ["memory_id"],
     "memory_search": ["query"],
     "task_get": ["task_id"],
@@ -159,6 +172,8 @@ def _arguments(world: World, operation: str) -> dict[str, Any]:
     arguments = copy.deepcopy(VALID[operation][1])
     if arguments.get("task_id") == TASK:
         arguments["task_id"] = new_task(owner)["id"]
+    if arguments.get("blocked_by") == [TASK]:
+        arguments["blocked_by"] = [new_task(owner)["id"]]
     if operation in WRITES:
         arguments["write_context"] = wc(owner)
     return arguments
@@ -176,7 +191,7 @@ def _set(arguments: dict[str, Any], path: str, value: Any) -> None:
 
 
 def _rows() -> list[int]:
-    models = (Memory, Task, WorkReceipt, StateVersion, IdempotencyRecord)
+    models = (Memory, Task, WorkReceipt, StateVersion, IdempotencyRecord, TaskDependency)
     return [model.objects.count() for model in models]
 
 

@@ -42,6 +42,8 @@ def test_it_lists_tasks_newest_first(world: World) -> None:
         "next_step",
         "blocker_count",
         "repository_ref",
+        "blocked_by",
+        "ready",
         "created_at",
         "updated_at",
     }

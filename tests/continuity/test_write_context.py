@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from continuity.models import IdempotencyRecord, Memory, StateVersion, Task, WorkReceipt
-from continuity.services import memory_add, state_put, task_create, task_update
+from continuity.services import memory_add, state_put, task_claim_next, task_create, task_update
 from core.access import Caller
 from tests.continuity.helpers import add_note, last_audit, new_task, receipt, rejected
 from tests.factories import World, wc
@@ -24,6 +24,7 @@ def _writes(task: dict[str, Any]) -> dict[str, tuple[Callable[..., Any], dict[st
             {"task_id": task["id"], "expected_version": 1, "work_receipt": receipt("s-9")},
         ),
         "state_put": (state_put, {"agent": "codex", "body": "# Running summary\n- a"}),
+        "task_claim_next": (task_claim_next, {}),
     }
 
 
@@ -31,11 +32,13 @@ def _counts() -> list[int]:
     return [
         model.objects.count()
         for model in (Memory, Task, WorkReceipt, StateVersion, IdempotencyRecord)
-    ]
+    ] + [Task.objects.filter(status="in_progress").count()]  # a claim moves a task
 
 
 @pytest.mark.parametrize("field", ["resource", "instance", "project"])
-@pytest.mark.parametrize("operation", ["memory_add", "task_create", "task_update", "state_put"])
+@pytest.mark.parametrize(
+    "operation", ["memory_add", "task_create", "task_update", "task_claim_next", "state_put"]
+)
 def test_it_rejects_a_write_context_that_differs_in_any_field(
     world: World, operation: str, field: str
 ) -> None:

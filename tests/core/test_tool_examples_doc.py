@@ -25,6 +25,7 @@ TOOLS = {
     "task_get",
     "task_list",
     "task_update",
+    "task_claim_next",
     "state_put",
     "state_get",
 }

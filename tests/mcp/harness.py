@@ -31,6 +31,7 @@ EVERY_TOOL = (
     "memory_add",
     "task_create",
     "task_update",
+    "task_claim_next",
     "state_put",
 )
 

@@ -221,7 +221,7 @@ def test_it_produces_every_pinned_error_code_as_a_tool_error(mcp_world: McpWorld
     assert len(codes) == 7
 
 
-WRITES = ("memory_add", "task_create", "task_update", "state_put")
+WRITES = ("memory_add", "task_create", "task_update", "task_claim_next", "state_put")
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -243,6 +243,7 @@ def test_a_viewer_gets_forbidden_on_every_write(mcp_world: McpWorld, mode: str):
                 "expected_version": 1,
                 "status": "in_progress",
             },
+            "task_claim_next": {"write_context": wc},
             "state_put": {
                 "write_context": wc,
                 "agent": "viewer",

@@ -270,8 +270,9 @@ def test_it_serves_the_stateless_2026_revision(mcp_world: McpWorld):
 # bytes (2025-11-25) and 35,134 (2026-07-28): every input constraint the server enforces, each
 # result's fields, and the pinned error object in every outputSchema (SDK clients check error
 # results against it). The bound leaves room for a few fields; most clients show a model only
-# the input schemas, about 9,500 bytes of it.
-TOOL_LIST_BUDGET = 38_000
+# the input schemas, about 9,500 bytes of it. A twelfth tool (task_claim_next, whose result is a
+# whole task) and blocked_by/readiness on tasks brought it to about 39,300 bytes: 40,000 now.
+TOOL_LIST_BUDGET = 40_000
 
 
 @pytest.mark.parametrize("era", ["2025-11-25", MODERN])
@@ -283,13 +284,13 @@ def test_the_tool_list_stays_within_its_byte_budget(mcp_world: McpWorld, era: st
         response = post(mcp_world, rpc("tools/list"), version=era)
     tools = response.json()["result"]["tools"]
     size = len(json.dumps(response.json()["result"], separators=(",", ":")).encode())
-    assert len(tools) == 11
+    assert len(tools) == 12
     print(f"tools/list in {era}: {size} bytes")
     assert size < TOOL_LIST_BUDGET, size
     for tool in tools:
         assert tool["inputSchema"]["type"] == "object"
         assert tool["outputSchema"]["type"] == "object"
-        writes = {"memory_add", "task_create", "task_update", "state_put"}
+        writes = {"memory_add", "task_create", "task_update", "task_claim_next", "state_put"}
         assert tool["annotations"]["readOnlyHint"] is (tool["name"] not in writes)
 
 

@@ -25,6 +25,7 @@ export const TOOL_NAMES = [
     'memory_add',
     'task_create',
     'task_update',
+    'task_claim_next',
     'state_put'
 ];
 
@@ -168,6 +169,8 @@ async function steps(client, viewer, run) {
         { write_context: wc, task_id: taskId, expected_version: 1, status: 'in_progress', work_receipt: receipt },
         'success'
     );
+    // After the claim above: the oldest ready task of the project, or {task: null} when none is.
+    await call(client, 'task_claim_next', 'task_claim_next', { write_context: wc, idempotency_key: `${run}-claim` }, 'success');
     const agent = `${run}-agent`;
     await call(
         client,
