@@ -27,7 +27,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, QuerySet
+from django.db.models.expressions import RawSQL
 
 from audit import chain
 from audit.models import AuditEvent
@@ -47,24 +48,25 @@ class ExportHeader:
 
 def export_rows(events: QuerySet[AuditEvent], *, batch: int = BATCH) -> Iterator[dict[str, Any]]:
     """The events as canonical dicts, in chain order, read `batch` rows at a time (keyset
-    pagination on (chain, seq, id): no offset, no server-side cursor, constant memory)."""
+    pagination on (chain, seq): no offset, no server-side cursor, constant memory)."""
     # An event without a position exists only in a tampered table: verify_audit names it.
-    ordered = events.filter(seq__isnull=False).order_by("chain", "seq", "id")
-    after: tuple[str, int, Any] | None = None
+    # (chain, seq) is unique (audit_chain_position), so it alone orders the rows.
+    ordered = events.filter(seq__isnull=False).order_by("chain", "seq")
+    after: tuple[str, int] | None = None
     while True:
         page = ordered
         if after is not None:
-            name, seq, pk = after
-            page = page.filter(
-                Q(chain__gt=name) | Q(chain=name, seq__gt=seq) | Q(chain=name, seq=seq, pk__gt=pk)
-            )
+            # A row comparison, not an OR of columns: it is the index's range condition, so a
+            # batch reads its own rows only (written as an OR, each batch scanned the chain from
+            # its start: 1.8 s a batch, 200,000 rows deep, against 11 ms).
+            page = page.filter(RawSQL('("chain", "seq") > (%s, %s)', after, BooleanField()))
         rows = list(page.values(*COLUMNS)[:batch])
         for row in rows:
             yield _canonical(row)
         if len(rows) < batch:
             return
         last = rows[-1]
-        after = (last["chain"], last["seq"], last["id"])
+        after = (last["chain"], last["seq"])
 
 
 def _canonical(row: dict[str, Any]) -> dict[str, Any]:

@@ -26,22 +26,7 @@ from projects.signals import membership_ended
 def revoke_member_credentials(*, user_id: Any, project: Project, request_id: str, why: str) -> int:
     """Revoke everything the user holds for the project; returns how many credentials died."""
     with transaction.atomic():
-        now = timezone.now()
-        live_refresh = RefreshToken.objects.filter(
-            user_id=user_id, project=project, revoked__isnull=True
-        )
-        try:
-            with transaction.atomic():
-                refreshed = live_refresh.update(revoked=now, updated=now)
-        except IntegrityError:
-            # (token_checksum, revoked) is unique: one shared timestamp can collide; go row by
-            # row, as DOT's revoke_family does.
-            refreshed = 0
-            for token in live_refresh:
-                token.revoke()
-                refreshed += 1
-        accessed, _ = AccessToken.objects.filter(user_id=user_id, project=project).delete()
-        Grant.objects.filter(user_id=user_id, project=project, redeemed_at__isnull=True).delete()
+        tokens = revoke_tokens(user_id=user_id, project=project)
         keys = api_keys_revoke_for_member(user_id=user_id, project_id=project.pk)
         audit.record_oauth(
             audit.CREDENTIALS_REVOKED,
@@ -54,7 +39,32 @@ def revoke_member_credentials(*, user_id: Any, project: Project, request_id: str
             error_code=why,
             request_id=request_id,
         )
-    return refreshed + accessed + keys
+    return tokens + keys
+
+
+def revoke_tokens(*, user_id: Any, project: Project, application: Any = None) -> int:
+    """End the user's OAuth tokens for the project at once (of one client when `application`
+    is given): refresh tokens revoked, access tokens and unredeemed codes deleted (the
+    authentication component finds no row, so the very next call is refused). Call it inside
+    a transaction; returns how many tokens died."""
+    scope: dict[str, Any] = {"user_id": user_id, "project": project}
+    if application is not None:
+        scope["application"] = application
+    now = timezone.now()
+    live_refresh = RefreshToken.objects.filter(**scope, revoked__isnull=True)
+    try:
+        with transaction.atomic():
+            refreshed = live_refresh.update(revoked=now, updated=now)
+    except IntegrityError:
+        # (token_checksum, revoked) is unique: one shared timestamp can collide; go row by
+        # row, as DOT's revoke_family does.
+        refreshed = 0
+        for token in live_refresh:
+            token.revoke()
+            refreshed += 1
+    accessed, _ = AccessToken.objects.filter(**scope).delete()
+    Grant.objects.filter(**scope, redeemed_at__isnull=True).delete()
+    return refreshed + accessed
 
 
 def on_membership_ended(

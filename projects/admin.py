@@ -368,4 +368,5 @@ class RepositoryAdmin(admin.ModelAdmin):
         return self.has_module_permission(request)
 
 
-from projects import admin_api_keys, admin_audit  # noqa: E402, F401  (register their admins)
+# Register their admins.
+from projects import admin_api_keys, admin_audit, admin_auditors  # noqa: E402, F401

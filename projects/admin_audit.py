@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
@@ -19,11 +20,16 @@ from projects.admin_support import projects_with
 from projects.models import Project
 
 
+def audit_readable_projects(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
+    """The projects whose audit log this person may read, here and at /audit/ (superusers:
+    every project)."""
+    # Owners and admins hold manage_members (derived from their role); auditors hold
+    # view_project_audit, granted by an owner.
+    return projects_with(user, "manage_members") | projects_with(user, "view_project_audit")
+
+
 def readable_projects(request: HttpRequest) -> QuerySet[Project]:
-    # Owners and admins hold manage_members; auditors hold view_project_audit.
-    return projects_with(request.user, "manage_members") | projects_with(
-        request.user, "view_project_audit"
-    )
+    return audit_readable_projects(request.user)
 
 
 # Values longer than this are cut in the list (with the full value on hover and on the

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Lower
+from guardian.managers import UserObjectPermissionManager
 from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
 from core.access import Role
@@ -127,6 +129,23 @@ class ProjectUserPermission(UserObjectPermissionBase):
 
     class Meta(UserObjectPermissionBase.Meta):
         abstract = False
+
+
+class AuditorGrants(UserObjectPermissionManager["AuditorGrant"]):
+    def get_queryset(self) -> models.QuerySet[AuditorGrant]:
+        return super().get_queryset().filter(permission__codename="view_project_audit")
+
+
+class AuditorGrant(ProjectUserPermission):
+    """A person an owner made an auditor of one project: their projects.view_project_audit
+    grant, as the admin lists, adds and removes it (projects.auditors audits each change)."""
+
+    objects: ClassVar[AuditorGrants] = AuditorGrants()
+
+    class Meta:
+        proxy = True
+        verbose_name = "auditor"
+        verbose_name_plural = "auditors"
 
 
 class ProjectGroupPermission(GroupObjectPermissionBase):

@@ -27,6 +27,7 @@ def test_it_lists_only_the_models_in_use(world: World, client: Client):
         "oauth.Grant",
         "oauth.RefreshToken",
         "projects.ApiKey",
+        "projects.AuditorGrant",
         "projects.Membership",
         "projects.Project",
         "projects.ProjectRepository",

@@ -1,0 +1,72 @@
+"""The person at headless Chromium for the web UI's journeys: pages, sign-in (by mouse or by
+keyboard alone), the fit and label checks, and where screenshots go."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from playwright.sync_api import Browser, Locator, Page, ViewportSize
+
+from tests.browser import DESKTOP, PHONE, TIMEOUT_MS
+from tests.live import REPO, LiveServer
+
+PASSWORD = "correct-horse-battery-staple-42"
+VIEWPORTS: dict[str, ViewportSize] = {"desktop": DESKTOP, "phone": PHONE}
+# Roles of controls a person operates: each must have an accessible name.
+CONTROL_ROLES = "textbox|searchbox|combobox|listbox|button|checkbox|radio|spinbutton|link"
+_UNNAMED = re.compile(rf"^\s*- ({CONTROL_ROLES})(\s*\[[^\]]*\])?:?\s*$")
+
+
+def screenshot_directory(tmp_path: Path) -> Path:
+    """The test's temporary directory; HEYAIRA_SCREENSHOTS=docs/screenshots refreshes the
+    committed ones."""
+    chosen = os.environ.get("HEYAIRA_SCREENSHOTS")
+    directory = REPO / chosen if chosen else tmp_path
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def open_page(chromium: Browser, viewport: ViewportSize = DESKTOP) -> Page:
+    context = chromium.new_context(viewport=viewport, accept_downloads=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    return context.new_page()
+
+
+def sign_in(page: Page, server: LiveServer, username: str, then: str = "/") -> None:
+    page.goto(f"{server.url}/accounts/login/?next={then}")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    with page.expect_navigation(url=f"{server.url}{then}"):
+        page.get_by_role("button", name="Sign in").click()
+
+
+def tab_to(page: Page, target: Locator, presses: int = 80) -> None:
+    """Press Tab until `target` has the focus, as a keyboard-only person would."""
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if target.evaluate("e => e === document.activeElement"):
+            return
+    raise AssertionError(f"Tab never reached {target}")
+
+
+def assert_fits(page: Page) -> None:
+    """No sideways scrolling of the page itself: everything fits the viewport's width (wide
+    tables scroll inside their own region)."""
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"{page.url} is {overflow}px wider than the window"
+
+
+def unnamed_controls(page: Page) -> list[str]:
+    """Controls without an accessible name, from the browser's accessibility tree, and form
+    fields without a label element or aria label, from the DOM."""
+    tree = page.locator("body").aria_snapshot()
+    unnamed = [line.strip() for line in tree.splitlines() if _UNNAMED.match(line)]
+    unlabelled = page.evaluate(
+        """() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+            .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')
+                         && !e.getAttribute('aria-labelledby'))
+            .map(e => e.outerHTML)"""
+    )
+    return unnamed + list(unlabelled)

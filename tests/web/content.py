@@ -1,0 +1,144 @@
+"""Project content for the page tests: a few rows through the services (so audit rows exist),
+or many in bulk for the query-count pins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from audit.models import AuditEvent, Outcome
+from audit.recorder import SecurityContext, record_security_event
+from continuity.models import Memory, StateVersion, Task, WorkReceipt
+from continuity.services import memory_add, state_put, task_create, task_update
+from core.access import Caller
+from projects.models import Project
+from tests.factories import World, wc
+
+
+def story(world: World) -> dict[str, Any]:
+    """alpha's contributor works on a task with two receipts, a decision superseded by another,
+    a note, and two versions of a running summary."""
+    return story_as(world.caller("contributor"))
+
+
+def story_as(carla: Caller) -> dict[str, Any]:
+    """The story, told by any caller who may write (the live-server tests tell it too), in a
+    project bound to acme/app."""
+    task = task_create(
+        carla,
+        write_context=wc(carla),
+        title="Ship the dashboard",
+        description="Members see their agents' tasks.\nAcceptance: every page has a test.",
+        next_step="Write the views",
+        repository_ref={"repository": "acme/app", "branch": "web-ui"},
+    )
+    moved = task_update(
+        carla,
+        write_context=wc(carla),
+        task_id=task["id"],
+        expected_version=1,
+        status="in_progress",
+        blockers=["Waiting for the chain branch"],
+        work_receipt={
+            "session_ref": "session-one",
+            "summary": "Wrote the selectors.",
+            "tests": [{"name": "pytest tests/web", "result": "passed"}],
+            "commits": ["abcdef1234567"],
+            "next_step": "Templates",
+        },
+    )
+    task_update(
+        carla,
+        write_context=wc(carla),
+        task_id=task["id"],
+        expected_version=moved["task"]["version"],
+        next_step="Browser journeys",
+        work_receipt={"session_ref": "session-two", "summary": "Wrote the templates."},
+    )
+    old = memory_add(
+        carla,
+        write_context=wc(carla),
+        kind="decision",
+        title="Render pages on the server",
+        content="Server-rendered Django templates, no build step.",
+        rationale="Fewer moving parts.",
+        source="issue 10",
+    )
+    new = memory_add(
+        carla,
+        write_context=wc(carla),
+        kind="decision",
+        title="Render pages on the server, no script",
+        content="Server-rendered templates and no JavaScript at all.",
+        rationale="The CSP forbids scripts anyway.",
+        source="issue 10",
+        supersedes=old["id"],
+    )
+    note = memory_add(
+        carla, write_context=wc(carla), kind="note", content="Keyset pagination everywhere."
+    )
+    for version in (1, 2):
+        state_put(
+            carla,
+            write_context=wc(carla),
+            agent="codex",
+            body=f"# Running summary\n- version {version} of the goal",
+        )
+    return {"task": task["id"], "old": old["id"], "new": new["id"], "note": note["id"]}
+
+
+def bulk(project: Project, rows: int) -> dict[str, Any]:
+    """`rows` open tasks, receipts on the first, memories (each superseding the one before),
+    summary versions of `rows` agents, and audit events: enough to tell a constant number of
+    queries from one that grows."""
+    tasks = Task.objects.bulk_create(
+        Task(project=project, title=f"t{n}", description="d", created_by="b", updated_by="b")
+        for n in range(rows)
+    )
+    WorkReceipt.objects.bulk_create(
+        WorkReceipt(
+            project=project, task=tasks[0], session_ref=f"s{n}", summary="s", task_version=1
+        )
+        for n in range(rows)
+    )
+    previous = None
+    for n in range(rows):  # each decision supersedes the one before: a chain of `rows`
+        previous = Memory.objects.create(
+            project=project,
+            kind="decision",
+            title=f"m{n}",
+            content=f"deploy step {n}",
+            author="bulk",
+            supersedes=previous,
+        )
+    StateVersion.objects.bulk_create(
+        StateVersion(project=project, agent=f"agent-{n}", version=1, body="# Running summary\n- x")
+        for n in range(rows)
+    )
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            project_id=project.pk, actor_type="user", operation="task_get", outcome="success"
+        )
+        for _ in range(rows)
+    )
+    return {"task": tasks[0].pk, "memory": previous.pk if previous else None}
+
+
+_CONTEXT_FIELDS = set(SecurityContext.__dataclass_fields__) - {"extra_targets"}
+
+
+def record_events(project: Project, count: int, **fields: Any) -> list[AuditEvent]:
+    """`count` audit events of the project through the recorder (so each is chained like any
+    other), oldest first; `fields` name any of the event's fields."""
+    context = SecurityContext(**{k: v for k, v in fields.items() if k in _CONTEXT_FIELDS})
+    for _ in range(count):
+        record_security_event(
+            fields.get("operation", "task_get"),
+            fields.get("outcome", Outcome.SUCCESS),
+            context,
+            project=project,
+            target_type=fields.get("target_type", ""),
+            target_id=fields.get("target_id", ""),
+            error_code=fields.get("error_code", ""),
+        )
+    newest = AuditEvent.objects.filter(project_id=project.pk).order_by("-seq")[:count]
+    return list(reversed(newest))

@@ -1,0 +1,106 @@
+"""Every page makes a fixed number of SQL queries whatever the project holds: pinned here with
+3 and with 300 rows of each kind (tasks, receipts, memories, summary versions, audit events,
+API keys and connected apps). Each count includes the session, the user, the membership
+lookup and the audit rows the page's reads write."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from audit.models import AuditEvent
+from identity.models import AccessToken, Application, RefreshToken
+from projects.models import ApiKey
+from tests.factories import World
+from tests.web.content import bulk
+
+Url = Callable[[dict[str, Any]], str]
+
+# page -> (queries, its URL from the ids `fill` made)
+PAGES: dict[str, tuple[int, Url]] = {
+    "front door": (3, lambda ids: "/"),
+    "project picker": (3, lambda ids: "/projects/"),
+    "dashboard": (10, lambda ids: "/projects/alpha/"),
+    "task": (10, lambda ids: f"/projects/alpha/tasks/{ids['task']}/"),
+    "decisions and notes": (6, lambda ids: "/projects/alpha/memory/"),
+    "search": (6, lambda ids: "/projects/alpha/memory/?q=deploy"),
+    "memory": (7, lambda ids: f"/projects/alpha/memory/{ids['memory']}/"),
+    "running summaries": (6, lambda ids: "/projects/alpha/summaries/"),
+    "summary versions": (6, lambda ids: "/projects/alpha/summaries/agent-0/"),
+    "API keys": (5, lambda ids: "/projects/alpha/keys/"),
+    "connected apps": (5, lambda ids: "/apps/"),
+    "audit logs": (3, lambda ids: "/audit/"),
+    "audit list": (8, lambda ids: "/audit/alpha/"),
+    "audit list, filtered": (8, lambda ids: "/audit/alpha/?operation=task_get&outcome=success"),
+    "audit event": (8, lambda ids: f"/audit/alpha/events/{ids['event']}/"),
+    # The export's queries: the page's, then one per 2,000 rows streamed (audit.export).
+    "audit export": (5, lambda ids: "/audit/alpha/export.jsonl?operation=task_get"),
+}
+
+
+def fill(world: World, rows: int) -> dict[str, Any]:
+    ids = bulk(world.alpha, rows)
+    ApiKey.objects.bulk_create(
+        ApiKey(
+            project=world.alpha,
+            user=world.contributor,
+            label=f"k{n}",
+            prefix=f"{n:012x}",
+            secret_hash="0" * 64,
+            scopes=["continuity:read"],
+            created_by="bulk",
+        )
+        for n in range(rows)
+    )
+    soon = timezone.now() + timedelta(hours=1)
+    for n in range(rows):
+        app = Application.objects.create(
+            name=f"app {n}",
+            client_id=f"client-{n}",
+            client_type=Application.CLIENT_PUBLIC,
+            authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="http://127.0.0.1:8765/callback",
+        )
+        access = AccessToken.objects.create(
+            user=world.owner,
+            project=world.alpha,
+            application=app,
+            token=f"access-{n}",
+            token_checksum=f"{n:064x}",
+            expires=soon,
+            scope="continuity:read",
+        )
+        RefreshToken.objects.create(
+            user=world.owner,
+            project=world.alpha,
+            application=app,
+            token=f"refresh-{n}",
+            token_checksum=f"{n + 100000:064x}",
+            access_token=access,
+        )
+    return ids
+
+
+@pytest.mark.parametrize("rows", [3, 300])
+@pytest.mark.parametrize("page", list(PAGES))
+def test_each_page_makes_a_fixed_number_of_queries(
+    world: World, client: Client, django_assert_num_queries: Any, page: str, rows: int
+):
+    queries, url = PAGES[page]
+    ids = fill(world, rows)
+    ids["event"] = AuditEvent.objects.filter(project_id=world.alpha.pk).values_list(
+        "pk", flat=True
+    )[0]
+    client.force_login(world.owner)
+    client.get(url(ids))  # warms the per-process caches (content types for guardian)
+    with django_assert_num_queries(queries):
+        response = client.get(url(ids))
+        streamed = getattr(response, "streaming_content", None)
+        body = b"".join(streamed) if streamed is not None else response.content
+    assert response.status_code == 200
+    assert len(body) < 400_000  # pages are bounded too

@@ -1,0 +1,37 @@
+"""How the pages show times and short ids: UTC, to the second, in a <time> element."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+register = template.Library()
+
+
+@register.filter
+def when(value: datetime | str | None) -> SafeString | str:
+    """A model's datetime or a selector's RFC 3339 string, as `2026-12-01 11:40:03 UTC`."""
+    if value in (None, ""):
+        return "never"
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    assert isinstance(moment, datetime)
+    moment = moment.astimezone(UTC)
+    return format_html(
+        '<time datetime="{}">{}</time>',
+        moment.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
+    )
+
+
+@register.filter
+def short_id(value: object) -> str:
+    """The first eight characters of an id: enough to tell rows apart on a page."""
+    return str(value)[:8]
+
+
+@register.filter
+def status_label(value: str) -> str:
+    return str(value).replace("_", " ")

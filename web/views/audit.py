@@ -1,0 +1,140 @@
+"""/audit/: the audit log for the people who may read it, per project.
+
+Owners, admins and auditors (a django-guardian grant of projects.view_project_audit) read it;
+for everyone else a project's audit pages answer exactly as for a project that does not exist.
+Each page view is itself an audit event (who read which project's log).
+"""
+
+from __future__ import annotations
+
+from typing import cast
+from uuid import UUID
+
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.http import require_safe
+
+from audit.export import export_csv, export_jsonl
+from audit.models import Outcome
+from audit.recorder import record_security_event
+from audit.state import chain_state, event_proof
+from projects.admin_audit import audit_readable_projects
+from web.access import AuditReader, audit_reader
+from web.audit_filters import AuditFilterForm
+from web.selectors.audit import audit_event, audit_page, decode_cursor, filtered_events
+from web.views.common import person_page
+
+AUDIT_BROWSE = "audit_browse"
+AUDIT_EVENT_VIEW = "audit_event_view"
+AUDIT_EXPORT = "audit_export"
+
+
+@require_safe
+@person_page
+def audit_home(request: HttpRequest) -> HttpResponse:
+    projects = audit_readable_projects(request.user).order_by("name", "slug")[:200]
+    return render(request, "web/audit_projects.html", {"projects": projects})
+
+
+@require_safe
+@person_page
+def audit_list(request: HttpRequest, slug: str) -> HttpResponse:
+    reader = audit_reader(request, slug)
+    form = AuditFilterForm(request.GET or None)
+    cursor_text = request.GET.get("after", "")
+    cursor = decode_cursor(cursor_text) if cursor_text else None
+    if (form.is_bound and not form.is_valid()) or (cursor_text and cursor is None):
+        if cursor_text and cursor is None:
+            form.add_error(None, "This page link is damaged: start again from the first page.")
+        _read(reader, AUDIT_BROWSE, Outcome.REJECTED, error_code="validation_error")
+        context = {"project": reader.project, "form": form, "events": [], "section": "audit"}
+        return render(request, "web/audit_list.html", context, status=400)
+    found = audit_page(reader.project, form.filters(), cursor=cursor)
+    state = chain_state(reader.project.pk)
+    _read(reader, AUDIT_BROWSE, Outcome.SUCCESS)
+    context = {
+        "project": reader.project,
+        "form": form,
+        "chain": state,
+        "export_query": form.query_with(),
+        "events": found.events,
+        "next_query": form.query_with(after=found.next_cursor) if found.next_cursor else "",
+        "first_query": form.query_with() if cursor else "",
+        "section": "audit",
+    }
+    return render(request, "web/audit_list.html", context)
+
+
+@require_safe
+@person_page
+def audit_detail(request: HttpRequest, slug: str, event_id: UUID) -> HttpResponse:
+    reader = audit_reader(request, slug)
+    event = audit_event(reader.project, event_id)
+    if event is None:
+        _read(reader, AUDIT_EVENT_VIEW, Outcome.REJECTED, str(event_id), "not_found")
+        raise Http404
+    state = chain_state(reader.project.pk)
+    _read(reader, AUDIT_EVENT_VIEW, Outcome.SUCCESS, str(event.pk))
+    back = request.GET.get("back", "")
+    context = {
+        "project": reader.project,
+        "event": event,
+        "proof": event_proof(event),
+        "chain": state,
+        "back_query": back if back.startswith("?") else "",
+        "section": "audit",
+    }
+    return render(request, "web/audit_event.html", context)
+
+
+EXPORTS = {
+    "jsonl": (export_jsonl, "application/x-ndjson; charset=utf-8"),
+    "csv": (export_csv, "text/csv; charset=utf-8"),
+}
+
+
+@require_safe
+@person_page
+def audit_export(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
+    """Exactly the list's filtered set, streamed in constant memory in the format
+    `verify_audit --file` checks (a complete chain when no filter is set)."""
+    reader = audit_reader(request, slug)
+    form = AuditFilterForm(request.GET or None)
+    if kind not in EXPORTS:
+        raise Http404
+    if form.is_bound and not form.is_valid():
+        _read(reader, AUDIT_EXPORT, Outcome.REJECTED, error_code="validation_error")
+        message = " ".join(str(error) for errors in form.errors.values() for error in errors)
+        return render(request, "web/bad_request.html", {"message": message}, status=400)
+    # Recorded before the stream starts, so the export holds its own row when the filters
+    # select it, and never half a chain's tail.
+    _read(reader, AUDIT_EXPORT, Outcome.SUCCESS)
+    encode, content_type = EXPORTS[kind]
+    events = filtered_events(reader.project, form.filters())
+    lines = encode(events, filtered=form.active())
+    response = StreamingHttpResponse((line.encode() for line in lines), content_type=content_type)
+    stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
+    name = f"heyaira-audit-{reader.project.slug}-{stamp}.{kind}"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    # The page wrappers only set headers, which a streaming response has like any other.
+    return cast(HttpResponse, response)
+
+
+def _read(
+    reader: AuditReader,
+    operation: str,
+    outcome: Outcome,
+    target_id: str = "",
+    error_code: str = "",
+) -> None:
+    """The page view, recorded after the page's own read so the page never lists itself."""
+    record_security_event(
+        operation,
+        outcome,
+        reader.context,
+        project=reader.project,
+        target_type="audit_event" if target_id else "project",
+        target_id=target_id or str(reader.project.pk),
+        error_code=error_code,
+    )
