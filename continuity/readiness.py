@@ -46,9 +46,7 @@ class JoinedIds(Aggregate):
 
 def open_dependencies(outer: str = "pk") -> QuerySet[TaskDependency]:
     """The dependencies of the outer query's task that are not done yet."""
-    return TaskDependency.objects.filter(
-        project=OuterRef("project"), task=OuterRef(outer)
-    ).exclude(
+    return TaskDependency.objects.filter(project=OuterRef("project"), task=OuterRef(outer)).exclude(
         blocked_by__status=TaskStatus.DONE
     )
 
