@@ -83,6 +83,5 @@ def test_no_hostile_request_gets_an_answer_outside_the_allowed_classes(
         print(tally.report())
     assert tally.failures == 0, tally.report()
     assert tally.total == EXAMPLES
-    assert elapsed < 60
     missing = [name for name in REACHED if tally.classes[name] == 0]
     assert not missing, f"never reached: {missing}\n{tally.report()}"
