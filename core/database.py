@@ -53,7 +53,7 @@ def unavailable_from(error: BaseException) -> Unavailable | None:
     if isinstance(error, Unavailable):
         return error
     faults = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
-    if not isinstance(error, faults):
+    if not isinstance(error, faults) and not desynced(error):
         return None
     if unreachable(error):
         _trouble.set()
@@ -65,7 +65,16 @@ def unreachable(error: BaseException) -> bool:
     else now, such as the audit row of this failure, would only wait for it again."""
     faults = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
     state = getattr(_driver_error(error), "sqlstate", None)
-    return isinstance(error, faults) and state not in TIMEOUT_STATES
+    return (isinstance(error, faults) and state not in TIMEOUT_STATES) or desynced(error)
+
+
+def desynced(error: BaseException) -> bool:
+    """psycopg's own InternalError, with no SQLSTATE from a server: the connection's protocol
+    state no longer matches the server's ("received 2 results from command 'BEGIN'", seen
+    behind PgBouncer when a server connection died under a multi-statement query). The
+    connection is unusable; a fresh one may well succeed."""
+    cause = _driver_error(error)
+    return isinstance(cause, psycopg.InternalError) and cause.sqlstate is None
 
 
 def connection_lost(error: BaseException) -> bool:
@@ -73,7 +82,7 @@ def connection_lost(error: BaseException) -> bool:
     cause = _driver_error(error)
     if isinstance(cause, PoolTimeout):
         return False  # the pool already waited its whole timeout for a connection
-    if isinstance(cause, psycopg.InterfaceError):
+    if isinstance(cause, psycopg.InterfaceError) or desynced(error):
         return True
     if isinstance(cause, psycopg.OperationalError):
         state = cause.sqlstate
