@@ -17,6 +17,8 @@ from typing import Any
 
 import psycopg
 
+from audit.chain import chain_of, digest
+
 OPEN = ("todo", "in_progress", "blocked")
 
 
@@ -27,27 +29,36 @@ def audit_insert(
     target: str,
     target_type: str,
 ) -> None:
-    """The operation's success row (audit.recorder), in the operation's transaction."""
+    """The operation's success row (audit.recorder), in the operation's transaction: its
+    chain and digest computed as the recorder computes them; the database's trigger links it
+    into the chain under the chain head's row lock, as for HeyAira's own rows."""
+    fields: dict[str, Any] = {
+        "id": uuid.uuid4(),
+        "occurred_at": datetime.now(UTC),
+        "request_id": uuid.uuid4().hex,
+        "actor_type": "api_key",
+        "actor_id": str(fixture["api_key_id"]),
+        "actor_label": fixture["actor_label"],
+        "user_id": fixture["user_id"],
+        "client_id": "",
+        "credential_kind": "api_key",
+        "credential_fingerprint": fixture["fingerprint"],
+        "resource": fixture["write_context"]["resource"],
+        "instance": "bench",
+        "operation": operation,
+        "target_type": target_type,
+        "target_id": target,
+        "outcome": "success",
+        "error_code": "",
+        "project_id": fixture["project_id"],
+    }
+    fields["chain"] = chain_of(fields["project_id"])
+    fields["digest"] = digest(fields)
+    names = ", ".join(fields)
+    marks = ", ".join(["%s"] * len(fields))
     cursor.execute(
-        "INSERT INTO audit_auditevent (id, occurred_at, request_id, actor_type, actor_id, "
-        "actor_label, user_id, client_id, credential_kind, credential_fingerprint, resource, "
-        "instance, operation, target_type, target_id, outcome, error_code, project_id) "
-        "VALUES (%s, %s, %s, 'api_key', %s, %s, %s, '', 'api_key', %s, %s, 'bench', %s, %s, %s, "
-        "'success', '', %s)",
-        (
-            uuid.uuid4(),
-            datetime.now(UTC),
-            uuid.uuid4().hex,
-            fixture["api_key_id"],
-            fixture["actor_label"],
-            fixture["user_id"],
-            fixture["fingerprint"],
-            fixture["write_context"]["resource"],
-            operation,
-            target_type,
-            target,
-            fixture["project_id"],
-        ),
+        f"INSERT INTO audit_auditevent ({names}) VALUES ({marks})",  # noqa: S608 (names are ours)
+        tuple(fields.values()),
     )
 
 
