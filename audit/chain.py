@@ -67,7 +67,8 @@ def decode_time(text: str) -> dt.datetime:
     return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC)
 
 
-_TYPED = ("id", "occurred_at", "user_id", "project_id")
+# The fields stored as other than text; every other field is spelled as the database holds it.
+TYPED_FIELDS = ("id", "occurred_at", "user_id", "project_id")
 _CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -76,7 +77,7 @@ def canonical_value(name: str, value: Any) -> str | int | None:
     are spelled so already: verification runs this for every field of every event."""
     if value is None:
         return None
-    if name not in _TYPED:
+    if name not in TYPED_FIELDS:
         if type(value) is str:
             return value
         # TextChoices and enums are str subclasses: their value, not their repr.
@@ -97,14 +98,29 @@ def canonical_fields(fields: Mapping[str, Any]) -> dict[str, str | int | None]:
     return {name: canonical_value(name, fields.get(name)) for name in FIELDS}
 
 
+_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def encode(fields: Mapping[str, Any]) -> bytes:
     """The canonical bytes of an event's own fields (version 1)."""
-    document = {"v": ENCODING_VERSION, **canonical_fields(fields)}
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return encode_canonical(canonical_fields(fields))
+
+
+def encode_canonical(values: Mapping[str, Any]) -> bytes:
+    """`encode` for values spelled canonically already (as `canonical_fields` returns them):
+    verification of a million events skips spelling each field a second time."""
+    document: dict[str, Any] = {"v": ENCODING_VERSION}
+    for name in FIELDS:
+        document[name] = values.get(name)
+    return _JSON.encode(document).encode()
 
 
 def digest(fields: Mapping[str, Any]) -> str:
     return hashlib.sha256(encode(fields)).hexdigest()
+
+
+def digest_canonical(values: Mapping[str, Any]) -> str:
+    return hashlib.sha256(encode_canonical(values)).hexdigest()
 
 
 def chain_hash(prev_hash: str, seq: int, event_digest: str) -> str:

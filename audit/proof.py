@@ -67,9 +67,12 @@ class ChainReport:
         return self.problems[0] if self.problems else None
 
 
-def event_intact(row: Mapping[str, Any]) -> tuple[bool, bool]:
-    """(its fields give its digest, its hash is the hash of its link): per event, no neighbour."""
-    digest_ok = chain.digest(row) == row.get("digest")
+def event_intact(row: Mapping[str, Any], *, canonical: bool = False) -> tuple[bool, bool]:
+    """(its fields give its digest, its hash is the hash of its link): per event, no neighbour.
+    canonical: the row's fields are spelled canonically already (read by audit.export), so
+    they are not spelled again; a file's rows are (they may carry any spelling)."""
+    own = chain.digest_canonical(row) if canonical else chain.digest(row)
+    digest_ok = own == row.get("digest")
     seq = row.get("seq")
     hash_ok = seq is not None and chain.chain_hash(
         str(row.get("prev_hash") or ""), int(seq), str(row.get("digest") or "")
@@ -79,10 +82,17 @@ def event_intact(row: Mapping[str, Any]) -> tuple[bool, bool]:
 
 class ChainWalker:
     def __init__(
-        self, name: str, *, filtered: bool = False, checkpoints: Iterable[Checkpoint] = ()
+        self,
+        name: str,
+        *,
+        filtered: bool = False,
+        checkpoints: Iterable[Checkpoint] = (),
+        canonical: bool = False,
     ) -> None:
+        """canonical: every row fed is spelled canonically (see event_intact)."""
         self.report = ChainReport(chain=name)
         self.filtered = filtered
+        self.canonical = canonical
         self.checkpoints = {point.seq: point for point in checkpoints if point.chain == name}
         self._clean = True  # no problem seen yet: verified_seq may advance
         self._last_id = ""
@@ -115,7 +125,7 @@ class ChainWalker:
             self._last_id = event_id
 
     def _check_own(self, row: Mapping[str, Any], seq: int, event_id: str) -> None:
-        digest_ok, hash_ok = event_intact(row)
+        digest_ok, hash_ok = event_intact(row, canonical=self.canonical)
         if not digest_ok:
             self._problem("edited", seq, event_id, "its fields do not match its digest")
         elif not hash_ok:

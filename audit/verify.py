@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from audit.export import export_rows, read_export
+from audit.export import chain_rows, read_export
 from audit.models import AuditChainHead, AuditEvent, AuditVerification
 from audit.proof import ChainReport, ChainWalker, Checkpoint
 
@@ -27,9 +27,9 @@ def verify_chain(
     name: str, *, checkpoints: Iterable[Checkpoint] = (), store: bool = True
 ) -> ChainReport:
     """Walk one chain in the database from its first event to its head."""
-    walker = ChainWalker(name, checkpoints=checkpoints)
+    walker = ChainWalker(name, checkpoints=checkpoints, canonical=True)
     events: QuerySet[AuditEvent] = AuditEvent.objects.filter(chain=name)
-    for row in export_rows(events):
+    for row in chain_rows(name):
         walker.feed(row)
     for event_id in events.filter(seq__isnull=True).values_list("id", flat=True)[:10]:
         walker.feed({"id": event_id, "seq": None})

@@ -234,32 +234,6 @@ def _statements() -> None:
 
 # --- verify -----------------------------------------------------------------------------------
 
-COPY_COLUMNS = (
-    "id",
-    "occurred_at",
-    "request_id",
-    "actor_type",
-    "actor_id",
-    "actor_label",
-    "user_id",
-    "client_id",
-    "credential_kind",
-    "credential_fingerprint",
-    "resource",
-    "instance",
-    "project_id",
-    "operation",
-    "target_type",
-    "target_id",
-    "outcome",
-    "error_code",
-    "chain",
-    "digest",
-    "seq",
-    "prev_hash",
-    "hash",
-)
-
 
 def _verify(count: int) -> None:
     from audit import chain
@@ -290,7 +264,7 @@ def _load(project: uuid.UUID, name: str, count: int) -> tuple[str, dt.datetime]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("ALTER TABLE audit_auditevent DISABLE TRIGGER USER")
         raw = cursor.cursor  # psycopg's own cursor, for COPY
-        columns = ", ".join(COPY_COLUMNS)
+        columns = ", ".join((*chain.FIELDS, *chain.CHAIN_FIELDS))
         with raw.copy(f"COPY audit_auditevent ({columns}) FROM STDIN") as copy:
             for seq in range(1, count + 1):
                 when = base + dt.timedelta(microseconds=seq * 1000)
@@ -298,8 +272,8 @@ def _load(project: uuid.UUID, name: str, count: int) -> tuple[str, dt.datetime]:
                 fields |= {"id": uuid.uuid4(), "client_id": "", "error_code": ""}
                 digest = chain.digest(fields)
                 link = chain.chain_hash(last, seq, digest)
-                own = [fields[column] for column in COPY_COLUMNS[:19]]
-                copy.write_row([*own, digest, seq, last, link])
+                own = [fields[column] for column in chain.FIELDS]
+                copy.write_row([*own, seq, last, digest, link])
                 before_last, last = last, link
         cursor.execute(
             "INSERT INTO audit_auditchainhead (chain, seq, prev_hash, last_hash, last_time) "
