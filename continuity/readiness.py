@@ -24,6 +24,7 @@ from django.db.models import (
 )
 
 from continuity.models import Task, TaskDependency, TaskStatus
+from core.statements import Returning
 from projects.models import Project
 
 
@@ -68,14 +69,19 @@ def _ready() -> ExpressionWrapper:
     return ExpressionWrapper(is_ready(), output_field=BooleanField())
 
 
+def _readiness() -> dict[str, Any]:
+    every = TaskDependency.objects.filter(project=OuterRef("project"), task=OuterRef("pk"))
+    return {"blocked_ids": _joined(every), "ready": _ready()}
+
+
 def with_readiness(tasks: QuerySet[Task]) -> QuerySet[Task]:
     """Tasks annotated with `blocked_ids` (every dependency) and `ready`, for the presenters."""
-    return tasks.annotate(
-        blocked_ids=_joined(
-            TaskDependency.objects.filter(project=OuterRef("project"), task=OuterRef("pk"))
-        ),
-        ready=_ready(),
-    )
+    return tasks.annotate(**_readiness())
+
+
+# The same two values, returned by a task's UPDATE (core.statements.update_returning): a write
+# answers with the task's readiness without reading the task again.
+READINESS = Returning(_readiness)
 
 
 def with_waiting(tasks: QuerySet[Task]) -> QuerySet[Task]:

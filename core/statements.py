@@ -4,7 +4,8 @@
   once per thread and then run with new values: compiling a select_related query with a
   subquery costs more CPU than PostgreSQL spends answering it.
 - `update_returning`: UPDATE ... RETURNING the row, instead of an UPDATE and a second SELECT to
-  read what was written (the compare-and-set of task_update).
+  read what was written (the compare-and-set of task_update); with `Returning`, values the row
+  alone does not hold (its readiness, from other rows) come back in the same statement.
 - `insert_unless_taken`: INSERT ... ON CONFLICT DO NOTHING, instead of a savepoint, the INSERT
   and a release around a unique violation that is expected (an idempotency key used before, a
   version another writer took first). A conflict aborts nothing, so no savepoint is needed.
@@ -87,7 +88,35 @@ class _Compiled:
         return obj
 
 
-def update_returning(rows: models.QuerySet[M], **values: Any) -> M | None:
+class Returning:
+    """Expressions returned by update_returning beside the row's columns, set on the instance
+    under their names: subqueries correlated with the updated row, evaluated on its new values.
+    Their SQL never changes, so it is compiled once per database: resolving and compiling a
+    subquery costs more CPU than the database spends on it."""
+
+    def __init__(self, build: Callable[[], dict[str, Any]]) -> None:
+        self.build = build
+        self._compiled: dict[tuple[str, str], tuple[list[str], str, tuple[Any, ...]]] = {}
+
+    def compiled(
+        self, query: UpdateQuery, compiler: Any, table: str
+    ) -> tuple[list[str], str, tuple[Any, ...]]:
+        """(names, SQL to append to RETURNING, its parameters) for `query` on `table`."""
+        key = (compiler.using, table)
+        if key not in self._compiled:
+            names, parts, params = [], [], []
+            for name, expression in self.build().items():
+                sql, more = compiler.compile(expression.resolve_expression(query))
+                names.append(name)
+                parts.append(sql)
+                params.extend(more)
+            self._compiled[key] = (names, ", ".join(parts), tuple(params))
+        return self._compiled[key]
+
+
+def update_returning(
+    rows: models.QuerySet[M], *, returning: Returning | None = None, **values: Any
+) -> M | None:
     """Apply `values` to the one row `rows` matches and return it as it is now; None when no
     row matched. `rows` filters on its own table only (a pk, a version, a status)."""
     if sum(1 for count in rows.query.alias_refcount.values() if count) > 1:
@@ -96,9 +125,15 @@ def update_returning(rows: models.QuerySet[M], **values: Any) -> M | None:
     query = cast(UpdateQuery, rows.query.chain(UpdateQuery))
     query.add_update_values(values)
     connection = connections[using]
-    statement, params = query.get_compiler(using).as_sql()
+    compiler = query.get_compiler(using)
+    statement, params = compiler.as_sql()
     fields = rows.model._meta.concrete_fields
+    table = rows.model._meta.db_table
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+    names: list[str] = []
+    if returning is not None:
+        names, extra, extra_params = returning.compiled(query, compiler, table)
+        columns, params = f"{columns}, {extra}", (*params, *extra_params)
     with connection.cursor() as cursor:
         cursor.execute(f"{statement} RETURNING {columns}", params)
         found = cursor.fetchall()
@@ -106,9 +141,8 @@ def update_returning(rows: models.QuerySet[M], **values: Any) -> M | None:
         return None
     if len(found) > 1:
         raise ValueError("update_returning updated more than one row")
-    table = rows.model._meta.db_table
     converted = []
-    for field, value in zip(fields, found[0], strict=True):
+    for field, value in zip(fields, found[0], strict=False):
         column = field.get_col(table)
         # What the ORM's own SELECT applies: the backend's converters, then the field's.
         for convert in connection.ops.get_db_converters(column) + column.get_db_converters(
@@ -116,7 +150,10 @@ def update_returning(rows: models.QuerySet[M], **values: Any) -> M | None:
         ):
             value = convert(value, column, connection)
         converted.append(value)
-    return rows.model.from_db(using, [field.attname for field in fields], converted)
+    instance = rows.model.from_db(using, [field.attname for field in fields], converted)
+    for name, value in zip(names, found[0][len(fields) :], strict=True):
+        setattr(instance, name, value)
+    return instance
 
 
 def insert_unless_taken(row: models.Model) -> bool:

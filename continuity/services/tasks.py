@@ -15,7 +15,7 @@ from continuity.inputs import (
 )
 from continuity.models import OPEN_STATUSES, TRANSITIONS, Task, WorkReceipt
 from continuity.presenters import receipt_json, task_ack_json, task_json
-from continuity.readiness import with_readiness
+from continuity.readiness import READINESS, with_readiness
 from continuity.services.dependencies import set_blocked_by
 from continuity.services.idempotency import keyed
 from core.access import Caller, Capability
@@ -63,7 +63,8 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[
     """Compare-and-set the handoff on `version`, with the optional work receipt, atomically.
 
     The success path is two statements: the UPDATE ... RETURNING (its WHERE holds every
-    precondition) and the receipt's INSERT. Only a refusal reads the task, to say why."""
+    precondition; it returns the task's readiness too) and the receipt's INSERT. Only a
+    refusal reads the task, to say why."""
     note.target("task", args.task_id)
     try:
         changes = _changes(caller, args)
@@ -80,6 +81,7 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[
             version=args.expected_version,
             status__in=_moves_to(args.status),
         ),
+        returning=READINESS,  # its readiness and dependency ids, with its new state
         version=F("version") + 1,
         updated_at=timezone.now(),
         **changes,
@@ -88,9 +90,8 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[
         raise _refusal(caller, args)
     if args.blocked_by is not None:
         set_blocked_by(caller, task, args.blocked_by)
-    # Readiness and the dependency ids are read with the task's new state: one statement the
-    # RETURNING cannot carry (they come from other rows).
-    task = with_readiness(Task.objects.all()).get(pk=task.pk)
+        # New dependencies: the readiness the UPDATE returned is out of date.
+        task = with_readiness(Task.objects.all()).get(pk=task.pk)
     receipt = None
     if args.work_receipt is not None:
         receipt = _receipt(caller, task, args.work_receipt)

@@ -65,10 +65,10 @@ STATEMENTS: dict[str, tuple[int, str, Arguments]] = {
         "task_create",
         lambda m: {"title": "T", "description": "D", "idempotency_key": "t-1"},
     ),
-    # BEGIN, UPDATE ... RETURNING, the task's readiness (its dependencies are other rows),
+    # BEGIN, UPDATE ... RETURNING (the task's readiness too: subqueries in its RETURNING),
     # INSERT receipt, audit (the database links it into the chain), COMMIT
     "task_update with a receipt": (
-        7,
+        6,
         "task_update",
         lambda m: {
             "task_id": m["task"],
@@ -78,12 +78,12 @@ STATEMENTS: dict[str, tuple[int, str, Arguments]] = {
         },
     ),
     "task_update": (
-        6,
+        5,
         "task_update",
         lambda m: {"task_id": m["task"], "expected_version": 1, "status": "in_progress"},
     ),
     "task_update with a repository_ref": (
-        7,
+        6,
         "task_update",
         lambda m: {
             "task_id": m["task"],
