@@ -23,6 +23,7 @@ from audit import chain
 from audit.models import AuditEvent, Outcome
 from core.access import ActorType, Caller
 from core.database import unavailable_from
+from core.statements import insert_row
 
 logger = logging.getLogger(__name__)
 
@@ -233,7 +234,7 @@ def _event(fields: dict[str, Any]) -> AuditEvent:
 def _write(**fields: Any) -> None:
     fields = _storable_fields(fields)
     try:
-        _event(fields).save(force_insert=True)
+        insert_row(_event(fields))  # what save(force_insert=True) sends, compiled once
     except Exception as error:
         if connection.in_atomic_block or unavailable_from(error) is None:
             raise  # inside a transaction the row goes (or not) with it

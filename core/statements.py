@@ -6,6 +6,9 @@
 - `update_returning`: UPDATE ... RETURNING the row, instead of an UPDATE and a second SELECT to
   read what was written (the compare-and-set of task_update); with `Returning`, values the row
   alone does not hold (its readiness, from other rows) come back in the same statement.
+- `insert_row`: the INSERT of `save(force_insert=True)` with its SQL built once per model and
+  database: the ORM builds an InsertQuery and compiles it for every row (the work receipt and
+  the audit row of each write).
 - `insert_unless_taken`: INSERT ... ON CONFLICT DO NOTHING, instead of a savepoint, the INSERT
   and a release around a unique violation that is expected (an idempotency key used before, a
   version another writer took first). A conflict aborts nothing, so no savepoint is needed.
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 from django.db import connections, models, router
 from django.db.models.constants import OnConflict
@@ -96,14 +99,14 @@ class Returning:
 
     def __init__(self, build: Callable[[], dict[str, Any]]) -> None:
         self.build = build
-        self._compiled: dict[tuple[str, str], tuple[list[str], str, tuple[Any, ...]]] = {}
+        self._compiled: dict[tuple[type[models.Model], str], _Extra] = {}
 
-    def compiled(
-        self, query: UpdateQuery, compiler: Any, table: str
-    ) -> tuple[list[str], str, tuple[Any, ...]]:
-        """(names, SQL to append to RETURNING, its parameters) for `query` on `table`."""
-        key = (compiler.using, table)
+    def compiled(self, model: type[models.Model], using: str) -> _Extra:
+        """(names, SQL to append to RETURNING, its parameters) for an UPDATE of `model`."""
+        key = (model, using)
         if key not in self._compiled:
+            query = UpdateQuery(model)  # its base alias is the table's name, as in the UPDATE
+            compiler = query.get_compiler(using)
             names, parts, params = [], [], []
             for name, expression in self.build().items():
                 sql, more = compiler.compile(expression.resolve_expression(query))
@@ -114,46 +117,148 @@ class Returning:
         return self._compiled[key]
 
 
+_Extra = tuple[list[str], str, tuple[Any, ...]]
+_UPDATES: dict[tuple[Any, ...], str] = {}
+
+
 def update_returning(
-    rows: models.QuerySet[M], *, returning: Returning | None = None, **values: Any
+    model: type[M],
+    *,
+    where: dict[str, Any],
+    values: dict[str, Any],
+    increment: tuple[str, ...] = (),
+    returning: Returning | None = None,
 ) -> M | None:
-    """Apply `values` to the one row `rows` matches and return it as it is now; None when no
-    row matched. `rows` filters on its own table only (a pk, a version, a status)."""
-    if sum(1 for count in rows.query.alias_refcount.values() if count) > 1:
-        raise ValueError("update_returning takes filters on the model's own table only")
-    using = router.db_for_write(rows.model)
-    query = cast(UpdateQuery, rows.query.chain(UpdateQuery))
-    query.add_update_values(values)
+    """UPDATE the one row of `model` that `where` matches and return it as it is now; None
+    when no row matched. `where` maps a field's attname to a value (equal) or a list (one of);
+    `values` are set, the fields of `increment` go up by one. The statement's text is built
+    once per shape (which fields, how many listed values): building and compiling an UPDATE
+    through the ORM for every request cost more CPU than PostgreSQL spends running it. Values
+    are prepared by their fields as the ORM prepares them."""
+    using = router.db_for_write(model)
     connection = connections[using]
-    compiler = query.get_compiler(using)
-    statement, params = compiler.as_sql()
-    fields = rows.model._meta.concrete_fields
-    table = rows.model._meta.db_table
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
-    names: list[str] = []
-    if returning is not None:
-        names, extra, extra_params = returning.compiled(query, compiler, table)
-        columns, params = f"{columns}, {extra}", (*params, *extra_params)
+    meta = model._meta
+    shape = (
+        model,
+        using,
+        tuple((name, len(each) if isinstance(each, list) else -1) for name, each in where.items()),
+        tuple(values),
+        increment,
+        returning,
+    )
+    extra: _Extra = returning.compiled(model, using) if returning is not None else ([], "", ())
+    if shape not in _UPDATES:
+        _UPDATES[shape] = _update_statement(model, connection, where, values, increment, extra[1])
+    params: list[Any] = []
+    for name, value in values.items():
+        field = _column(model, name)
+        params.append(field.get_db_prep_save(value, connection))
+    for name, value in where.items():
+        field = _column(model, name)
+        for each in value if isinstance(value, list) else [value]:
+            params.append(field.get_db_prep_value(each, connection, prepared=False))
+    params.extend(extra[2])
     with connection.cursor() as cursor:
-        cursor.execute(f"{statement} RETURNING {columns}", params)
+        cursor.execute(_UPDATES[shape], params)
         found = cursor.fetchall()
     if not found:
         return None
     if len(found) > 1:
         raise ValueError("update_returning updated more than one row")
+    fields = meta.concrete_fields
     converted = []
     for field, value in zip(fields, found[0], strict=False):
-        column = field.get_col(table)
+        column = field.get_col(meta.db_table)
         # What the ORM's own SELECT applies: the backend's converters, then the field's.
         for convert in connection.ops.get_db_converters(column) + column.get_db_converters(
             connection
         ):
             value = convert(value, column, connection)
         converted.append(value)
-    instance = rows.model.from_db(using, [field.attname for field in fields], converted)
-    for name, value in zip(names, found[0][len(fields) :], strict=True):
+    instance = model.from_db(using, [field.attname for field in fields], converted)
+    for name, value in zip(extra[0], found[0][len(fields) :], strict=True):
         setattr(instance, name, value)
     return instance
+
+
+def _column(model: type[models.Model], name: str) -> Any:
+    """The concrete field named `name` (or with that attname, as project_id)."""
+    for field in model._meta.concrete_fields:
+        if name in (field.name, field.attname):
+            return field
+    raise ValueError(f"{model.__name__} has no column {name}")
+
+
+def _update_statement(
+    model: type[models.Model],
+    connection: Any,
+    where: dict[str, Any],
+    values: dict[str, Any],
+    increment: tuple[str, ...],
+    extra: str,
+) -> str:
+    quote = connection.ops.quote_name
+    meta = model._meta
+    sets = [f"{quote(_column(model, name).column)} = %s" for name in values]
+    for name in increment:
+        column = quote(_column(model, name).column)
+        sets.append(f"{column} = ({column} + 1)")
+    conditions = []
+    for name, value in where.items():
+        column = quote(_column(model, name).column)
+        if isinstance(value, list):
+            if not value:
+                raise ValueError(f"update_returning: no values for {name}")
+            conditions.append(f"{column} IN ({', '.join(['%s'] * len(value))})")
+        else:
+            conditions.append(f"{column} = %s")
+    returned = ", ".join(quote(field.column) for field in meta.concrete_fields)
+    if extra:
+        returned = f"{returned}, {extra}"
+    # Quoted names from the model and placeholders only: no value is in the text.
+    return (
+        f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} "  # noqa: S608
+        f"WHERE {' AND '.join(conditions)} RETURNING {returned}"
+    )
+
+
+_INSERTS: dict[tuple[type[models.Model], str], tuple[str, list[models.Field[Any, Any]]]] = {}
+
+
+def insert_row(row: models.Model) -> None:
+    """INSERT a new `row`, field values prepared exactly as `save(force_insert=True)` prepares
+    them (pre_save for auto_now_add, get_db_prep_save), without the model signals. For models
+    whose primary key is set in Python (a default): nothing is read back."""
+    model = type(row)
+    using = router.db_for_write(model)
+    connection = connections[using]
+    key = (model, using)
+    if key not in _INSERTS:
+        _INSERTS[key] = _insert_statement(model, connection)
+    statement, fields = _INSERTS[key]
+    params = [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+    row._state.adding = False
+    row._state.db = using
+
+
+def _insert_statement(
+    model: type[models.Model], connection: Any
+) -> tuple[str, list[models.Field[Any, Any]]]:
+    pk = model._meta.pk
+    if pk is None or pk.default is models.NOT_PROVIDED:
+        raise ValueError(f"insert_row needs a primary key set in Python ({model.__name__})")
+    fields = [field for field in model._meta.concrete_fields if not field.generated]
+    for field in fields:
+        if hasattr(field, "get_placeholder") or field.db_default is not models.NOT_PROVIDED:
+            raise ValueError(f"insert_row cannot insert {model.__name__}.{field.name}")
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(field.column) for field in fields)
+    values = ", ".join(["%s"] * len(fields))
+    table = quote(model._meta.db_table)
+    # Quoted names from the model and placeholders only: no value is in the text.
+    return f"INSERT INTO {table} ({columns}) VALUES ({values})", fields  # noqa: S608
 
 
 def insert_unless_taken(row: models.Model) -> bool:

@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import IntegrityError
-from django.db.models import F
 from django.utils import timezone
 
 from audit.recorder import AuditNote
@@ -28,7 +27,7 @@ from core.errors import (
     ValidationError,
 )
 from core.operations import operation
-from core.statements import update_returning
+from core.statements import insert_row, update_returning
 from projects.models import ProjectRepository
 
 # done and cancelled: no move leaves them.
@@ -75,16 +74,16 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[
     # matches; PostgreSQL re-checks the row after the winner commits, so the rest update nothing.
     # The status condition admits only rows this move is allowed from.
     task = update_returning(
-        Task.objects.filter(
-            project=caller.project,
-            pk=args.task_id,
-            version=args.expected_version,
-            status__in=_moves_to(args.status),
-        ),
+        Task,
+        where={
+            "project_id": caller.project.pk,
+            "id": args.task_id,
+            "version": args.expected_version,
+            "status": _moves_to(args.status),
+        },
+        values={"updated_at": timezone.now(), **changes},
+        increment=("version",),
         returning=READINESS,  # its readiness and dependency ids, with its new state
-        version=F("version") + 1,
-        updated_at=timezone.now(),
-        **changes,
     )
     if task is None:
         raise _refusal(caller, args)
@@ -101,7 +100,7 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[
 def _receipt(caller: Caller, task: Task, given: WorkReceiptInput) -> WorkReceipt:
     try:
         # No savepoint: a duplicate aborts the whole operation, task change included.
-        return WorkReceipt.objects.create(
+        receipt = WorkReceipt(
             project=caller.project,
             task=task,
             session_ref=given.session_ref,
@@ -113,6 +112,8 @@ def _receipt(caller: Caller, task: Task, given: WorkReceiptInput) -> WorkReceipt
             task_version=task.version,
             author=caller.actor.label,
         )
+        insert_row(receipt)
+        return receipt
     except IntegrityError:
         # (task, session_ref) is taken: by an earlier update, or a concurrent one that
         # committed first.
