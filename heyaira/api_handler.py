@@ -1,20 +1,26 @@
-"""Django's handler for the REST API: the same middleware and views, run start to end on one
-database thread.
+"""Django's handler for the REST API: the same middleware and views, run start to end in one
+hop to a database thread.
 
-Django's ASGI handler runs a request's sync middleware, view and response closing in a thread
-of its own made for that request, with a hop to it for each part; the REST API's work is
-nearly all database work, so here the whole sync chain runs in one unit on the database
-executor (continuity.mcp.orm.run_orm: its threads, its pooled connection, its framing), and the
-JSON is rendered there too. The admin, sign-in and OAuth pages keep Django's own handler.
+Django's ASGI handler makes a thread for each request (its ThreadSensitiveContext) and hops to
+it for the request signals, the middleware and view, and the response's closing. The REST API's
+work is nearly all database work, so here everything synchronous about a request (the
+request_started signal, building the request, middleware and view, rendering the JSON, closing
+the response, which sends request_finished) runs as one unit on the database executor
+(continuity.mcp.orm.run_orm: its threads, its pooled connection, its framing); the event loop
+only reads the body and sends the answer. The admin, sign-in and OAuth pages keep Django's own
+handler.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.handlers.asgi import ASGIHandler
+from asgiref.sync import sync_to_async
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.http import HttpRequest, HttpResponseBase
-from django.urls import set_urlconf
+from django.urls import set_script_prefix, set_urlconf
 
 from continuity.mcp.orm import run_orm
 
@@ -24,8 +30,30 @@ class ApiHandler(ASGIHandler):
         super().__init__()
         self.load_middleware(is_async=False)
 
-    async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
-        return await run_orm(self._respond, request)
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError(f"the REST API serves HTTP only, not {scope['type']}")
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        try:
+            response = await run_orm(self._serve, scope, body_file)
+            await self.send_response(response, send)
+            if response.streaming:  # none of the API's answers streams; closed once sent
+                await sync_to_async(response.close)()
+        finally:
+            body_file.close()
+
+    def _serve(self, scope: Any, body_file: Any) -> HttpResponseBase:
+        set_script_prefix(get_script_prefix(scope))
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, refusal = self.create_request(scope, body_file)
+        response: Any = refusal if request is None else self._respond(request)
+        response._handler_class = self.__class__
+        if not response.streaming:
+            response.close()  # its body is in memory: request_finished goes out here
+        return response
 
     def _respond(self, request: HttpRequest) -> Any:
         set_urlconf(None)  # the thread may have served another urlconf

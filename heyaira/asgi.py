@@ -49,7 +49,7 @@ class HeyAiraApplication:
         elif scope["type"] == "http" and scope["path"] == MCP_PATH:
             await self.mcp(scope, receive, send)
         elif scope["type"] == "http" and scope["path"].startswith(API_PREFIX):
-            await self.api(scope, receive, send)  # type: ignore[arg-type]
+            await self.api(scope, receive, send)
         elif scope["type"] == "http" and scope["path"].startswith(f"{STATIC_PREFIX}/"):
             await self._static(scope, receive, send)
         else:

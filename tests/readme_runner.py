@@ -389,13 +389,36 @@ class Sandbox:
 
 
 def stop(server: Server) -> None:
+    """End the command and everything it started: `make run`'s uvicorn may still be shutting
+    down (holding its port) after make itself has exited."""
+    group = server.process.pid
     if server.process.poll() is None:
-        os.killpg(server.process.pid, signal.SIGTERM)
+        os.killpg(group, signal.SIGTERM)
         try:
             server.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            os.killpg(server.process.pid, signal.SIGKILL)
+            os.killpg(group, signal.SIGKILL)
             server.process.wait(timeout=10)
+    if not _group_gone(group, 30):
+        os.killpg(group, signal.SIGKILL)
+        _group_gone(group, 10)  # an unreaped zombie may linger; it holds no port
+
+
+def _group_gone(group: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _group_alive(group):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 @contextmanager
