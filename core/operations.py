@@ -67,12 +67,18 @@ class Operation(Generic[InputT, ResultT]):
     def __call__(
         self, caller: Caller, arguments: Mapping[str, Any] | InputT | None = None, **kwargs: Any
     ) -> ResultT:
+        return self.noted(caller, arguments if arguments is not None else kwargs, AuditNote())
+
+    def noted(
+        self, caller: Caller, arguments: Mapping[str, Any] | InputT, note: AuditNote
+    ) -> ResultT:
+        """Call it, keeping what its audit row says in `note` (REST reads the outcome: an
+        idempotent replay answers with a header)."""
         # A scope shortfall is a step-up, answered and audited the same way on every transport.
         require_scopes(caller, self.name, self.capability)
-        note = AuditNote()
         try:
             caller.require(self.capability)
-            args = parse_input(self.input_model, arguments if arguments is not None else kwargs)
+            args = parse_input(self.input_model, arguments)
             check_write_context(caller, args)
             return self._execute(caller, args, note)
         except HeyAiraError as error:

@@ -26,9 +26,10 @@ from typing import Any, Generic, TypeVar
 from django.db import connections, models, router
 from django.db.models.constants import OnConflict
 from django.db.models.query import get_related_populators  # type: ignore[attr-defined]
-from django.db.models.sql import InsertQuery, UpdateQuery
+from django.db.models.sql import UpdateQuery
 
 M = TypeVar("M", bound=models.Model)
+R = TypeVar("R")
 
 
 class CompiledSelect(Generic[M]):
@@ -135,36 +136,15 @@ def update_returning(
     once per shape (which fields, how many listed values): building and compiling an UPDATE
     through the ORM for every request cost more CPU than PostgreSQL spends running it. Values
     are prepared by their fields as the ORM prepares them."""
-    using = router.db_for_write(model)
-    connection = connections[using]
-    meta = model._meta
-    shape = (
-        model,
-        using,
-        tuple((name, len(each) if isinstance(each, list) else -1) for name, each in where.items()),
-        tuple(values),
-        increment,
-        returning,
-    )
-    extra: _Extra = returning.compiled(model, using) if returning is not None else ([], "", ())
-    if shape not in _UPDATES:
-        _UPDATES[shape] = _update_statement(model, connection, where, values, increment, extra[1])
-    params: list[Any] = []
-    for name, value in values.items():
-        field = _column(model, name)
-        params.append(field.get_db_prep_save(value, connection))
-    for name, value in where.items():
-        field = _column(model, name)
-        for each in value if isinstance(value, list) else [value]:
-            params.append(field.get_db_prep_value(each, connection, prepared=False))
-    params.extend(extra[2])
-    with connection.cursor() as cursor:
-        cursor.execute(_UPDATES[shape], params)
-        found = cursor.fetchall()
+    extra: _Extra = returning.compiled(model, using_for(model)) if returning else ([], "", ())
+    found = _update(model, where, values, increment, returning, extra, lambda c: c.fetchall())
     if not found:
         return None
     if len(found) > 1:
         raise ValueError("update_returning updated more than one row")
+    using = using_for(model)
+    connection = connections[using]
+    meta = model._meta
     fields = meta.concrete_fields
     converted = []
     for field, value in zip(fields, found[0], strict=False):
@@ -181,6 +161,53 @@ def update_returning(
     return instance
 
 
+def update_rows(model: type[models.Model], *, where: dict[str, Any], values: dict[str, Any]) -> int:
+    """update_returning without the row: how many rows were updated."""
+    return int(_update(model, where, values, (), None, None, lambda cursor: cursor.rowcount))
+
+
+def using_for(model: type[models.Model]) -> str:
+    return router.db_for_write(model)
+
+
+def _update(
+    model: type[models.Model],
+    where: dict[str, Any],
+    values: dict[str, Any],
+    increment: tuple[str, ...],
+    returning: Returning | None,
+    extra: _Extra | None,
+    read: Callable[[Any], R],
+) -> R:
+    """Run the UPDATE (its text built once per shape); what `read` reads off its cursor."""
+    using = using_for(model)
+    connection = connections[using]
+    shape = (
+        model,
+        using,
+        tuple((name, len(each) if isinstance(each, list) else -1) for name, each in where.items()),
+        tuple(values),
+        increment,
+        returning,
+        extra is not None,
+    )
+    if shape not in _UPDATES:
+        returned = None if extra is None else extra[1]
+        _UPDATES[shape] = _update_statement(model, connection, where, values, increment, returned)
+    params: list[Any] = []
+    for name, value in values.items():
+        params.append(_column(model, name).get_db_prep_save(value, connection))
+    for name, value in where.items():
+        field = _column(model, name)
+        for each in value if isinstance(value, list) else [value]:
+            params.append(field.get_db_prep_value(each, connection, prepared=False))
+    if extra is not None:
+        params.extend(extra[2])
+    with connection.cursor() as cursor:
+        cursor.execute(_UPDATES[shape], params)
+        return read(cursor)
+
+
 def _column(model: type[models.Model], name: str) -> Any:
     """The concrete field named `name` (or with that attname, as project_id)."""
     for field in model._meta.concrete_fields:
@@ -195,7 +222,7 @@ def _update_statement(
     where: dict[str, Any],
     values: dict[str, Any],
     increment: tuple[str, ...],
-    extra: str,
+    extra: str | None,
 ) -> str:
     quote = connection.ops.quote_name
     meta = model._meta
@@ -212,39 +239,41 @@ def _update_statement(
             conditions.append(f"{column} IN ({', '.join(['%s'] * len(value))})")
         else:
             conditions.append(f"{column} = %s")
-    returned = ", ".join(quote(field.column) for field in meta.concrete_fields)
-    if extra:
-        returned = f"{returned}, {extra}"
     # Quoted names from the model and placeholders only: no value is in the text.
-    return (
-        f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} "  # noqa: S608
-        f"WHERE {' AND '.join(conditions)} RETURNING {returned}"
-    )
+    statement = f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} "  # noqa: S608
+    statement += f"WHERE {' AND '.join(conditions)}"
+    if extra is None:  # update_rows: nothing returned
+        return statement
+    returned = ", ".join(quote(field.column) for field in meta.concrete_fields)
+    return f"{statement} RETURNING {', '.join(filter(None, [returned, extra]))}"
 
 
-_INSERTS: dict[tuple[type[models.Model], str], tuple[str, list[models.Field[Any, Any]]]] = {}
+_INSERTS: dict[tuple[type[models.Model], str, bool], tuple[str, list[models.Field[Any, Any]]]] = {}
 
 
-def insert_row(row: models.Model) -> None:
+def insert_row(row: models.Model, *, unless_taken: bool = False) -> bool:
     """INSERT a new `row`, field values prepared exactly as `save(force_insert=True)` prepares
-    them (pre_save for auto_now_add, get_db_prep_save), without the model signals. For models
-    whose primary key is set in Python (a default): nothing is read back."""
+    them (pre_save for auto_now_add, get_db_prep_save), without the model signals; whether it
+    was inserted. For models whose primary key is set in Python (a default): nothing is read
+    back. unless_taken: ON CONFLICT DO NOTHING (see insert_unless_taken)."""
     model = type(row)
     using = router.db_for_write(model)
     connection = connections[using]
-    key = (model, using)
+    key = (model, using, unless_taken)
     if key not in _INSERTS:
-        _INSERTS[key] = _insert_statement(model, connection)
+        _INSERTS[key] = _insert_statement(model, connection, unless_taken)
     statement, fields = _INSERTS[key]
     params = [field.get_db_prep_save(field.pre_save(row, True), connection) for field in fields]
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
+        inserted = cursor.rowcount == 1
     row._state.adding = False
     row._state.db = using
+    return inserted
 
 
 def _insert_statement(
-    model: type[models.Model], connection: Any
+    model: type[models.Model], connection: Any, unless_taken: bool
 ) -> tuple[str, list[models.Field[Any, Any]]]:
     pk = model._meta.pk
     if pk is None or pk.default is models.NOT_PROVIDED:
@@ -254,27 +283,19 @@ def _insert_statement(
         if hasattr(field, "get_placeholder") or field.db_default is not models.NOT_PROVIDED:
             raise ValueError(f"insert_row cannot insert {model.__name__}.{field.name}")
     quote = connection.ops.quote_name
+    conflict = OnConflict.IGNORE if unless_taken else None
     columns = ", ".join(quote(field.column) for field in fields)
     values = ", ".join(["%s"] * len(fields))
     table = quote(model._meta.db_table)
+    insert = connection.ops.insert_statement(on_conflict=conflict)
+    suffix = connection.ops.on_conflict_suffix_sql(fields, conflict, None, None)
     # Quoted names from the model and placeholders only: no value is in the text.
-    return f"INSERT INTO {table} ({columns}) VALUES ({values})", fields  # noqa: S608
+    statement = f"{insert} {table} ({columns}) VALUES ({values}) {suffix}"
+    return statement.rstrip(), fields
 
 
 def insert_unless_taken(row: models.Model) -> bool:
     """Insert `row` unless a unique constraint already holds its values; whether it was
     inserted. A concurrent insert of the same values waits for that transaction, as a plain
     INSERT would, and then counts as taken once it commits."""
-    model = type(row)
-    using = router.db_for_write(model)
-    fields = [field for field in model._meta.concrete_fields if not field.generated]
-    query = InsertQuery(model, on_conflict=OnConflict.IGNORE)
-    query.insert_values(fields, [row])
-    with connections[using].cursor() as cursor:
-        inserted = 0
-        for statement, params in query.get_compiler(using).as_sql():
-            cursor.execute(statement, params)
-            inserted += cursor.rowcount
-    row._state.adding = False
-    row._state.db = using
-    return inserted == 1
+    return insert_row(row, unless_taken=True)

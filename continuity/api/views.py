@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from audit.models import AuditEvent, Outcome
+from audit.models import Outcome
 from audit.recorder import AuditNote, record_after_failure
 from continuity.api import http
 from continuity.api.authentication import CallerAuthentication
@@ -67,10 +67,10 @@ class OperationView(ApiView):
         except HeyAiraError as error:
             record_after_failure(caller, spec.name, AuditNote(), error.code)
             raise
-        result = spec.operation(caller, arguments)
-        return Response(
-            result, status=route.status, headers=_headers(request, route, caller, result, arguments)
-        )
+        note = AuditNote()
+        result = spec.operation.noted(caller, arguments, note)
+        headers = _headers(request, route, result, replayed=note.outcome == Outcome.REPLAYED)
+        return Response(result, status=route.status, headers=headers)
 
 
 def _arguments(request: Request, route: Route, path: dict[str, str]) -> dict[str, Any]:
@@ -115,11 +115,7 @@ def _body(request: Request, route: Route) -> dict[str, Any]:
 
 
 def _headers(
-    request: Request,
-    route: Route,
-    caller: Caller,
-    result: dict[str, Any],
-    arguments: dict[str, Any],
+    request: Request, route: Route, result: dict[str, Any], replayed: bool
 ) -> dict[str, str]:
     headers: dict[str, str] = {}
     version = http.version_in(result, route) if route.etag else None
@@ -130,20 +126,9 @@ def _headers(
     cursor = result.get("next_cursor") if route.page_of else None
     if cursor:
         headers["Link"] = http.next_link(request, cursor)
-    if "idempotency_key" in arguments and _replayed(caller, route.spec.name):
+    if replayed:  # answered from its idempotency record
         headers[http.REPLAYED_HEADER] = "true"
     return headers
-
-
-def _replayed(caller: Caller, operation: str) -> bool:
-    """Whether the operation just answered from its idempotency record: its audit row says."""
-    outcome = (
-        AuditEvent.objects.filter(request_id=caller.request_id, operation=operation)
-        .order_by("-occurred_at")
-        .values_list("outcome", flat=True)
-        .first()
-    )
-    return outcome == Outcome.REPLAYED
 
 
 def operation_view(routes: list[Route]) -> type[OperationView]:

@@ -15,7 +15,7 @@ from continuity.models import IdempotencyRecord
 from core.access import Caller
 from core.errors import IdempotencyConflict
 from core.operations import Once
-from core.statements import insert_unless_taken
+from core.statements import insert_unless_taken, update_rows
 
 
 def payload_fingerprint(args: pydantic.BaseModel) -> str:
@@ -60,7 +60,11 @@ def run_once(
         return existing.result
     result = create()
     # By project too: on a database distributed by project that routes it to one shard.
-    IdempotencyRecord.objects.filter(project=caller.project, pk=record.pk).update(result=result)
+    update_rows(
+        IdempotencyRecord,
+        where={"project_id": caller.project.pk, "id": record.pk},
+        values={"result": result},
+    )
     return result
 
 

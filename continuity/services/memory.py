@@ -14,6 +14,7 @@ from core.access import Caller, Capability
 from core.errors import ValidationError
 from core.lookups import project_object
 from core.operations import operation
+from core.statements import insert_row
 
 
 @operation(
@@ -27,7 +28,7 @@ def memory_add(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[st
     superseded = _superseded_decision(caller, args.supersedes) if args.supersedes else None
     try:
         # No savepoint: a unique violation here aborts the whole operation anyway.
-        memory = Memory.objects.create(
+        memory = Memory(
             project=caller.project,
             kind=args.kind,
             title=args.title,
@@ -37,6 +38,7 @@ def memory_add(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[st
             supersedes=superseded,
             author=caller.actor.label,
         )
+        insert_row(memory)
     except IntegrityError:
         # Another decision superseded the same one between our check and our insert.
         raise _already_superseded() from None
