@@ -25,6 +25,7 @@ django_application = get_asgi_application()
 from audit.recorder import log_pending  # noqa: E402
 from continuity.mcp.asgi import McpEndpoint  # noqa: E402
 from continuity.mcp.server import build_session_manager  # noqa: E402
+from heyaira import pool_checks  # noqa: E402
 from heyaira.api_handler import ApiHandler  # noqa: E402
 from heyaira.proxies import client_address, forwarded_values  # noqa: E402
 
@@ -85,4 +86,5 @@ def _with_client_address(scope: Scope) -> Scope:
     return {**scope, "client": (address, 0)}
 
 
+pool_checks.connect()
 application = HeyAiraApplication()

@@ -15,6 +15,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+from heyaira import pool_checks
+
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 
@@ -206,6 +208,8 @@ def _add_pool(database: dict[str, Any], pool_size: int, limits: DatabaseLimits) 
             "min_size": 1,
             "max_size": pool_size,
             "timeout": limits.pool_timeout_ms / 1000,
+            # When a connection came back: heyaira.pool_checks skips the check for a while.
+            "reset": pool_checks.note_given_back,
         }
 
 

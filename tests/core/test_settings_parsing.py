@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from heyaira import pool_checks
 from heyaira.envconfig import ConfigError, database_from_url, env_bool, env_int, env_list
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +113,12 @@ def test_production_refuses_to_start_without_a_secret_key():
 def test_it_gives_postgres_a_connection_pool_when_asked(tmp_path: Path):
     pooled = database_from_url("postgres://u@h/db", base_dir=tmp_path, pool_size=7)
     plain = database_from_url("postgres://u@h/db", base_dir=tmp_path)
-    assert pooled["OPTIONS"]["pool"] == {"min_size": 1, "max_size": 7, "timeout": 5.0}
+    assert pooled["OPTIONS"]["pool"] == {
+        "min_size": 1,
+        "max_size": 7,
+        "timeout": 5.0,
+        "reset": pool_checks.note_given_back,
+    }
     assert "pool" not in plain["OPTIONS"]
     assert "pool" not in database_from_url("sqlite:///x", base_dir=tmp_path, pool_size=7)["OPTIONS"]
 
