@@ -508,7 +508,10 @@ async def run(args: argparse.Namespace, server: Server, fixture: Fixture) -> tup
     timings: list[Timings] = []
     figures: list[ContextFigures] = []
     for size in args.sizes:
-        loaded = in_django(server.env, "load_memories", slug="bench", target=size)
+        # One COPY of up to a million rows: no statement timeout for the loader (the server
+        # keeps its own).
+        loader = {**server.env, "DATABASE_STATEMENT_TIMEOUT_MS": "0"}
+        loaded = in_django(loader, "load_memories", slug="bench", target=size)
         print(
             f"loaded {loaded['added']:,} memories in {loaded['seconds']} s "
             f"({loaded['memories']:,} in the project)",
