@@ -3,8 +3,8 @@
 `asgi_server` starts `uvicorn heyaira.asgi:application` on 127.0.0.1 with a free port, its own
 database (a SQLite file, or a fresh PostgreSQL database when the test run uses PostgreSQL),
 DEBUG off and test secrets. Tests and server share data only through that database: set it up
-with `server.run_python(...)` / `server.add_person(...)` (manage.py against the same database),
-and talk to the server over HTTP.
+with `server.run_python(...)` / `server.add_person(...)` (manage.py against the same database,
+run by one helper process per server, tests/live_shell.py), and talk to the server over HTTP.
 
 `ConsentBrowser` plays the person for the MCP SDK's OAuthClientProvider: its redirect_handler
 follows the authorization URL through sign-in and the consent form, and its callback_handler
@@ -23,12 +23,14 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -57,6 +59,9 @@ class LiveServer:
     env: dict[str, str]
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
+    # tests/live_shell.py: manage.py's commands, one process for all of them (started lazily).
+    shell: subprocess.Popen[str] | None = None
+    _shell_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def mcp_url(self) -> str:
@@ -68,7 +73,33 @@ class LiveServer:
 
     def manage(self, *args: str) -> str:
         """Run a manage.py command against the server's database; returns its stdout."""
-        return _manage(self.env, *args)
+        with self._shell_lock:
+            answer = self._shell_call(list(args))
+        if answer["returncode"] != 0:
+            raise RuntimeError(
+                f"manage.py {args[0]} failed:\n{answer['stdout']}\n{answer['stderr']}"
+            )
+        return str(answer["stdout"])
+
+    def _shell_call(self, args: list[str], timeout: float = 300) -> dict[str, Any]:
+        if self.shell is None or self.shell.poll() is not None:
+            self.shell = _start_shell(self.env, self.log_path.with_name("manage.log"))
+        assert self.shell.stdin is not None
+        assert self.shell.stdout is not None
+        self.shell.stdin.write(json.dumps(args) + "\n")
+        self.shell.stdin.flush()
+        ready, _, _ = select.select([self.shell.stdout], [], [], timeout)
+        line = self.shell.stdout.readline() if ready else ""
+        if not line:
+            self.close_shell()
+            log = self.log_path.with_name("manage.log").read_text(errors="replace")
+            raise RuntimeError(f"manage.py {args[0]} gave no answer within {timeout}s:\n{log}")
+        return dict(json.loads(line))
+
+    def close_shell(self) -> None:
+        if self.shell is not None:
+            _stop(self.shell)
+            self.shell = None
 
     def run_python(self, code: str) -> Any:
         """Run Python with Django set up, against the server's database. The code assigns its
@@ -297,14 +328,35 @@ def _wait_until_up(server: LiveServer, timeout: float = 60.0) -> None:
     raise RuntimeError(f"the server did not answer within {timeout}s:\n{server.log_text()}")
 
 
-def stop_live_server(server: LiveServer, pg_name: str | None) -> None:
-    if server.process is not None and server.process.poll() is None:
-        server.process.terminate()
+def _start_shell(env: dict[str, str], log_path: Path) -> subprocess.Popen[str]:
+    # Plain connections, closed after each command: none stays open between calls.
+    shell_env = {**env, "DATABASE_POOL_SIZE": "0"}
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.live_shell"],
+            cwd=REPO,
+            env=shell_env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
+
+
+def _stop(process: subprocess.Popen[Any]) -> None:
+    if process.poll() is None:
+        process.terminate()
         try:
-            server.process.wait(timeout=15)
+            process.wait(timeout=15)
         except subprocess.TimeoutExpired:
-            server.process.kill()
-            server.process.wait(timeout=5)
+            process.kill()
+            process.wait(timeout=5)
+
+
+def stop_live_server(server: LiveServer, pg_name: str | None) -> None:
+    server.close_shell()
+    if server.process is not None:
+        _stop(server.process)
     if pg_name is not None:
         with _maintenance_connection() as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')

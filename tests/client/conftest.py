@@ -1,6 +1,7 @@
-"""The client package against a real server: one live ASGI server per test module, a project of
-its own per test (so tests never see each other's rows), and a private home for the client's
-files (XDG directories in tmp_path), so nothing touches the real ~/.config or ~/.local/state."""
+"""The client package against a real server: one live ASGI server for all the client tests of a
+test process (test_crash.py has its own, behind a proxy), a project of its own per test (so
+tests never see each other's rows), and a private home for the client's files (XDG directories
+in tmp_path), so nothing touches the real ~/.config or ~/.local/state."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ CLIENT_SRC = REPO / "client" / "src"
 _projects = itertools.count(1)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     live, pg_name = start_live_server(tmp_path_factory.mktemp("client-live"))
     try:

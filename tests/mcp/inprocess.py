@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
 import httpx2
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
@@ -37,6 +38,30 @@ class InProcessServer:
         return self.portal.call(
             lambda: self.http.post("/mcp", content=json.dumps(message).encode(), headers=headers)
         )
+
+    def post_many(
+        self, message: Any, headers: dict[str, str], count: int, concurrency: int
+    ) -> list[int]:
+        """`count` copies of one request, at most `concurrency` in flight at once, as many
+        clients send them; the status of each."""
+        return list(self.portal.call(self._post_many, message, headers, count, concurrency))
+
+    async def _post_many(
+        self, message: Any, headers: dict[str, str], count: int, concurrency: int
+    ) -> list[int]:
+        body = json.dumps(message).encode()
+        statuses: list[int] = []
+        remaining = iter(range(count))
+
+        async def client() -> None:
+            for _ in remaining:  # one shared iterator: `count` requests in all
+                response = await self.http.post("/mcp", content=body, headers=headers)
+                statuses.append(response.status_code)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(concurrency):
+                group.start_soon(client)
+        return statuses
 
     async def _send(self, request: FuzzRequest) -> Answer:
         built = self.http.build_request(
