@@ -9,6 +9,7 @@ and an adversarial one still cannot push the response past the budget.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -32,12 +33,18 @@ def clip(text: str, max_bytes: int) -> str:
     if json_len(text) <= max_bytes:
         return text
     room = max_bytes - json_len(ELLIPSIS)
-    used = 0
-    for index, char in enumerate(text):
-        used += json_len(char)
-        if used > room:
-            return text[:index] + ELLIPSIS if room > 0 else ""
-    return text  # unreachable: the whole text was measured as too long
+    if room <= 0:
+        return ""
+    # A prefix's JSON length grows with its length (each character adds its own escape), so
+    # the longest fitting prefix is found by bisection: a few encodings, not one per character.
+    fits, too_long = 0, len(text)
+    while too_long - fits > 1:
+        middle = (fits + too_long) // 2
+        if json_len(text[:middle]) <= room:
+            fits = middle
+        else:
+            too_long = middle
+    return text[:fits] + ELLIPSIS
 
 
 def clip_chars(text: str, max_chars: int) -> str:
@@ -52,7 +59,7 @@ class Preview:
     weight: float = 1.0
     value: str = ""
 
-    @property
+    @functools.cached_property
     def wanted(self) -> int:
         return json_len(self.text)
 
