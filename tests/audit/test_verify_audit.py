@@ -125,3 +125,22 @@ def test_it_names_a_truncated_tail_against_a_stored_checkpoint(
     assert code == 1
     assert "truncated at seq 5: the chain ends at 4; a checkpoint names 6" in out
     assert AuditChainHead.objects.get(chain=CHAIN).seq == 4
+
+
+def test_the_walk_crosses_gaps_wider_than_a_batch_and_a_position_far_ahead(
+    events: list[AuditEvent],
+):
+    """chain_rows reads positions in ranges of `batch`: a run of missing events longer than a
+    batch, and an event moved a million places ahead, are still read (and then named)."""
+    from audit.export import chain_rows
+
+    with triggers_lifted():
+        sql(
+            "DELETE FROM audit_auditevent WHERE id IN (%s, %s, %s)",
+            [_db_id(events[1]), _db_id(events[2]), _db_id(events[3])],
+        )
+        sql("UPDATE audit_auditevent SET seq = 1000005 WHERE id = %s", [_db_id(events[5])])
+    assert [row["seq"] for row in chain_rows(CHAIN, batch=2)] == [1, 5, 1000005]
+    code, out = verify("--security")
+    assert code == 1
+    assert "missing at seq 2: events 2-4 absent" in out
