@@ -13,11 +13,12 @@ through the services (bench/fixtures.py) and then, in this order:
   connection, run the same transactions HeyAira runs for `task_update` with a work receipt and
   for `memory_add` with an idempotency key, statement for statement (bench/floor.py), for
   `--seconds` each; the best of them is that operation's floor;
-- then HeyAira: gunicorn with `--workers` workers of `--worker-class` (heyaira.workers: a listener
-  per worker with SO_REUSEPORT) and DEBUG off; for each transport (MCP JSON-RPC POSTs to /mcp,
-  REST on /api/v1/), operation and client count, that many keep-alive connections from this
-  process (a minimal asyncio HTTP/1.1 client, so that the load generator costs little) run
-  back to back for `--seconds` after a second of warm-up; each client updates its own task.
+- then HeyAira: gunicorn with `--workers` workers of `--worker-class` (heyaira.workers: each new
+  connection to the worker holding the fewest) and DEBUG off; for each transport (MCP JSON-RPC
+  POSTs to /mcp, REST on /api/v1/), operation and client count, that many keep-alive
+  connections from this process (a minimal asyncio HTTP/1.1 client, so that the load generator
+  costs little) run back to back for `--seconds` after a second of warm-up; each client
+  updates its own task.
 
 It prints tx/s, p50/p95 latency, the ratio to the best floor of the same operation, the CPU
 each gunicorn worker used (its share of the load) and the server's CPU per request. Every
@@ -345,7 +346,8 @@ def print_header(args: argparse.Namespace) -> None:
     )
     print(
         f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
-        f"{os.getloadavg()[0]:.1f} at the start; floor: {args.floor_processes} psycopg processes"
+        f"{os.getloadavg()[0]:.1f} at the start; floor: {args.floor_processes} psycopg processes; "
+        f"DATABASE_POOL_SIZE {os.environ.get('DATABASE_POOL_SIZE', 'default')}"
     )
     print()
     print(
@@ -364,7 +366,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--db-name", default="heyaira_bench_throughput")
     parser.add_argument("--keep-database", action="store_true")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--worker-class", default="heyaira.workers.ReusePortUvicornWorker")
+    parser.add_argument("--worker-class", default="heyaira.workers.BalancedUvicornWorker")
     parser.add_argument("--clients", default="8,32")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--floor-processes", default="2,8")
@@ -433,7 +435,6 @@ def main(argv: list[str] | None = None) -> int:
     with bench_database(args) as database_url, tempfile.TemporaryDirectory() as folder:
         port = free_port()
         env = server_environment(database_url, port)
-        env.setdefault("DATABASE_POOL_SIZE", "10")
         manage(env, "migrate", "--noinput")
         made = in_django(env, "setup", username="bench", slug="bench", tasks=3, receipts=1)
         fixture = {"api_key": made["api_key"], **in_django(env, "floor_fixture", slug="bench")}

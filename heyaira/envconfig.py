@@ -151,6 +151,9 @@ def database_from_url(
     if parts.scheme in ("postgres", "postgresql"):
         database = _postgres_database(url, parts)
         database["OPTIONS"]["options"] = _session_options(limits, database["OPTIONS"])
+        # Only the hot-path statements (core.statements.bound_cursor) bind on the server and so
+        # can be prepared; Django's own cursors never prepare.
+        database["OPTIONS"]["prepare_threshold"] = PREPARE_THRESHOLD
         _add_pool(database, pool_size, limits)
         return database
     raise ConfigError(
@@ -178,6 +181,10 @@ def _sqlite_database(url: str, netloc: str, path: str, base_dir: Path) -> dict[s
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         },
     }
+
+
+# A statement run this many times on one connection is prepared there (psycopg's default).
+PREPARE_THRESHOLD = 5
 
 
 def _postgres_database(url: str, parts: Any) -> dict[str, Any]:

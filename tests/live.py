@@ -279,7 +279,7 @@ def start_live_server(
     if gunicorn:
         # From the repository, so that gunicorn reads gunicorn.conf.py as in production.
         command = [str(Path(sys.executable).parent / "gunicorn"), "heyaira.asgi:application"]
-        command += ["-k", "uvicorn_worker.UvicornWorker", "--bind", f"127.0.0.1:{port}"]
+        command += ["-k", "heyaira.workers.BalancedUvicornWorker", "--bind", f"127.0.0.1:{port}"]
     else:
         # uvicorn's own X-Forwarded-For trust stays off: HEYAIRA_TRUSTED_PROXIES decides.
         command = [sys.executable, "-m", "uvicorn", "heyaira.asgi:application"]
