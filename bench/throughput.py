@@ -20,7 +20,7 @@ through the services (bench/fixtures.py) and then, in this order:
   costs little) run back to back for `--seconds` after a second of warm-up; each client
   updates its own task.
 
-It prints tx/s, p50/p95 latency, the ratio to the best floor of the same operation, the CPU
+It prints tx/s, p50/p95/p99 latency, the ratio to the best floor of the same operation, the CPU
 each gunicorn worker used (its share of the load) and the server's CPU per request. Every
 request must succeed (HTTP 200/201, no tool error): any failure makes the exit status 1.
 """
@@ -318,9 +318,10 @@ def print_phase(phase: Phase, floors: dict[str, float]) -> None:
     if phase.latencies:
         p50 = percentile(phase.latencies, 50) * 1000
         p95 = percentile(phase.latencies, 95) * 1000
-        timing = f"{phase.rate:8.0f} {p50:8.1f} {p95:8.1f}"
+        p99 = percentile(phase.latencies, 99) * 1000
+        timing = f"{phase.rate:8.0f} {p50:8.1f} {p95:8.1f} {p99:8.1f}"
     else:
-        timing = f"{'-':>8} {'-':>8} {'-':>8}"
+        timing = f"{'-':>8} {'-':>8} {'-':>8} {'-':>8}"
     best = floors.get(phase.operation, 0.0)
     ratio = f"{phase.rate / best * 100:6.1f}%" if best and phase.latencies else f"{'-':>7}"
     cpu = ""
@@ -352,9 +353,10 @@ def print_header(args: argparse.Namespace) -> None:
     print()
     print(
         f"{'what':<8} {'operation':<12} {'clients':>7} {'tx/s':>8} {'p50 ms':>8} {'p95 ms':>8} "
-        f"{'floor':>7} {'failed':>6}  [CPU per worker]  server CPU/req  loadgen CPU/req"
+        f"{'p99 ms':>8} {'floor':>7} {'failed':>6}  [CPU per worker]  server CPU/req  "
+        "loadgen CPU/req"
     )
-    print("-" * 118)
+    print("-" * 127)
 
 
 # --- main -------------------------------------------------------------------------------------

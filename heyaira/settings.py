@@ -134,10 +134,12 @@ TEMPLATES = [
 # opening a connection per request costs more than most operations. DATABASE_POOL_SIZE=0 turns
 # it off (then DATABASE_CONN_MAX_AGE may keep connections instead).
 # Database work from /mcp and the REST API runs on DATABASE_POOL_SIZE threads of its own
-# (core.database). The work is short and mostly Python, so more threads than a few only contend
-# for the interpreter: at 32 clients on 2 workers, 4 gave the best throughput and p95 in
-# bench/throughput.py (10 threads: p95 160-260 ms; 4: 110-125 ms; 2: 117-136 ms).
-DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 4, minimum=0)
+# (core.database), at most DATABASE_CONCURRENCY of them at once (one waiting on a lock or a
+# long query stops counting after 200 ms). The work is short and mostly Python, so more at once
+# only contend for the interpreter: at 32 clients on 2 workers, 4 gave the best throughput and
+# p95 in bench/throughput.py (10 at once: p95 160-260 ms; 4: 110-125 ms; 2: 117-136 ms).
+DATABASE_POOL_SIZE = env_int("DATABASE_POOL_SIZE", 10, minimum=0)
+DATABASE_CONCURRENCY = env_int("DATABASE_CONCURRENCY", 4, minimum=1)
 # How long a request waits for a database thread or a pooled connection before it is answered
 # `unavailable`; and, on PostgreSQL, the longest a statement may run and wait for a lock.
 DATABASE_POOL_TIMEOUT_MS = env_int("DATABASE_POOL_TIMEOUT_MS", 5000, minimum=1)
