@@ -20,7 +20,7 @@ On PostgreSQL they run on a cursor that sends the values apart from the statemen
 (`bound_cursor`): Django's own cursors quote every value into the text on the client, which
 cost more CPU than anything else psycopg does for these statements, and a statement whose
 text never changes can then stay prepared on its connection (psycopg prepares it from its
-fifth run; never through PgBouncer, where `prepare_threshold` is None: heyaira.envconfig).
+fifth run). Through PgBouncer they go as Django's do (heyaira.envconfig, heyaira.pgbouncer).
 """
 
 from __future__ import annotations
@@ -40,8 +40,13 @@ R = TypeVar("R")
 
 def bound_cursor(connection: Any) -> Any:
     """A cursor of `connection` (Django's wrapper: statement capture, error translation) that
-    binds values on the server on PostgreSQL; Django's usual cursor elsewhere."""
-    if connection.vendor != "postgresql":
+    binds values on the server on PostgreSQL when its statements may be prepared; Django's usual
+    cursor elsewhere. Through PgBouncer (prepare_threshold None: heyaira.envconfig) each statement
+    goes out behind its SET LOCAL settings in one message, which only the simple protocol that
+    Django's cursor uses allows."""
+    if connection.vendor != "postgresql" or not connection.settings_dict["OPTIONS"].get(
+        "prepare_threshold"
+    ):
         return connection.cursor()
     from django.db.backends.postgresql.base import (  # type: ignore[attr-defined]
         TIMESTAMPTZ_OID,
