@@ -39,7 +39,7 @@ def test_authentication_stays_prepared_on_its_connection_after_a_few_requests(
     )
     for turn in range(6):
         caller = authn.authenticate(f"Bearer {issued.secret}", resource="mcp", request_id=str(turn))
-        assert caller.project_id == world.alpha.pk
+        assert caller.project.pk == world.alpha.pk
     key_lookups = [text for text in _prepared() if "projects_apikey" in text]
     if _through_pgbouncer():
         assert key_lookups == []
