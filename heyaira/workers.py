@@ -9,7 +9,7 @@ connections by a hash of their addresses instead, which is random: 32 bench clie
 This worker keeps the one shared listener but accepts by itself: each worker publishes how many
 connections it holds in a table shared by all workers (heyaira.worker_loads), every worker is
 woken when a connection arrives, and the one holding the fewest accepts it at once. A busier
-worker waits a few milliseconds first and then accepts only if nobody else did, so a stalled
+worker waits 20 ms first and then accepts only if nobody else did, so a stalled
 worker never keeps a connection from being served. 32 clients split 16/16.
 
 Run it as `gunicorn heyaira.asgi:application -k heyaira.workers.BalancedUvicornWorker ...`
@@ -34,8 +34,9 @@ from heyaira.worker_loads import LoadSlot, WorkerLoads
 
 logger = logging.getLogger(__name__)
 
-# How long a worker that is not the least loaded leaves a new connection to the others.
-DEFER_SECONDS = 0.005
+# How long a worker that is not the least loaded leaves a new connection to the others: long
+# enough for an idle worker to be scheduled on a busy host, short beside a connection's life.
+DEFER_SECONDS = 0.02
 # After the process runs out of file descriptors (or memory for sockets): pause accepting.
 ACCEPT_ERROR_PAUSE_SECONDS = 0.5
 _TRANSIENT_ACCEPT_ERRORS = {errno.ECONNABORTED, errno.EPROTO, errno.EPERM}
