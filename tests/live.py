@@ -177,7 +177,7 @@ def _database(workdir: Path, port: int) -> tuple[str, str | None]:
         return f"sqlite:///{target}", None
     name = f"{_postgres_prefix()}_{port}"
     template = _postgres_template()
-    with _maintenance_connection() as connection:
+    with maintenance_connection() as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
         # A pooler (PgBouncer) may still hold idle server connections to the template, and a
         # database is copied only when nobody is connected to it.
@@ -206,7 +206,7 @@ def _sqlite_template() -> Path:
 def _postgres_template() -> str:
     if "postgresql" not in _templates:
         name = f"{_postgres_prefix()}_template"
-        with _maintenance_connection() as connection:
+        with maintenance_connection() as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             connection.execute(f'CREATE DATABASE "{name}"')
         atexit.register(_drop_postgres, name)
@@ -232,11 +232,11 @@ def _postgres_url(name: str) -> str:
 
 
 def _drop_postgres(name: str) -> None:
-    with _maintenance_connection() as connection:
+    with maintenance_connection() as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _maintenance_connection() -> psycopg.Connection[Any]:
+def maintenance_connection() -> psycopg.Connection[Any]:
     default = settings.DATABASES["default"]
     return psycopg.connect(
         dbname="postgres",
@@ -358,7 +358,7 @@ def stop_live_server(server: LiveServer, pg_name: str | None) -> None:
     if server.process is not None:
         _stop(server.process)
     if pg_name is not None:
-        with _maintenance_connection() as connection:
+        with maintenance_connection() as connection:
             connection.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
 
 

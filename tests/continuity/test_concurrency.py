@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-import psycopg
 import pytest
 from django.db import connection
 
@@ -21,7 +20,7 @@ from core.access import Caller
 from core.errors import HeyAiraError
 from tests.continuity.helpers import Crew, add_decision, new_task, receipt
 from tests.factories import World, wc
-from tests.live import behind_pgbouncer, direct_port
+from tests.live import behind_pgbouncer, maintenance_connection
 
 ROUNDS = 20
 
@@ -40,15 +39,7 @@ def one_race_at_a_time(transactional_db: None) -> Iterator[None]:
     are gone: PostgreSQL allows 100 connections, so two races must never run side by side
     under xdist. The lock lives in the `postgres` database because advisory locks are per
     database and each xdist worker has its own test database."""
-    settings = connection.settings_dict
-    guard = psycopg.connect(
-        host=settings["HOST"] or None,
-        port=direct_port() or None,
-        user=settings["USER"] or None,
-        password=settings["PASSWORD"] or None,
-        dbname="postgres",
-        autocommit=True,
-    )
+    guard = maintenance_connection()
     try:
         guard.execute("SELECT pg_advisory_lock(%s)", [RACE_LOCK])
         yield

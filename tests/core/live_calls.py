@@ -13,7 +13,7 @@ from typing import Any
 import httpx2
 import psycopg
 
-from tests.live import LiveServer, _maintenance_connection
+from tests.live import LiveServer, maintenance_connection
 
 ACCEPT = "application/json, text/event-stream"
 VERSION = "2025-11-25"
@@ -128,7 +128,7 @@ def database_name(server: LiveServer) -> str:
 
 def terminate_backends(database: str) -> int:
     """End every backend of the live server's own database (never another database's)."""
-    with _maintenance_connection() as connection:
+    with maintenance_connection() as connection:
         row = connection.execute(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
             "WHERE datname = %s AND pid <> pg_backend_pid()",

@@ -12,26 +12,14 @@ from django.db import connection
 from psycopg_pool import ConnectionPool
 
 from heyaira import pool_checks
-from tests.live import direct_port
+from tests.live import direct_port, maintenance_connection
 
 pytestmark = pytest.mark.postgres
 
 
-def _connect() -> psycopg.Connection:
-    settings = connection.settings_dict
-    return psycopg.connect(
-        host=settings["HOST"] or None,
-        port=direct_port() or None,
-        user=settings["USER"] or None,
-        password=settings["PASSWORD"] or None,
-        dbname="postgres",
-        autocommit=True,
-    )
-
-
 @pytest.fixture
 def pooled(db: None) -> Iterator[psycopg.Connection]:
-    conn = _connect()
+    conn = maintenance_connection()
     try:
         yield conn
     finally:
@@ -40,7 +28,7 @@ def pooled(db: None) -> Iterator[psycopg.Connection]:
 
 def _end_backend(conn: psycopg.Connection) -> None:
     pid = conn.info.backend_pid
-    with _connect() as other:
+    with maintenance_connection() as other:
         other.execute("SELECT pg_terminate_backend(%s, 5000)", [pid])
 
 

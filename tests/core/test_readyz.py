@@ -19,7 +19,7 @@ from scripts.continuity_protocol_smoke import forms_of
 from tests.core.live_calls import ACCEPT, VERSION, call_tool
 from tests.live import (
     LiveServer,
-    _maintenance_connection,
+    maintenance_connection,
     start_live_server,
     stop_live_server,
 )
@@ -152,7 +152,7 @@ def _drop_database(server: LiveServer) -> None:
     """The server's database disappears (its connections are ended with it)."""
     name = server.env["DATABASE_URL"].rsplit("/", 1)[1]
     assert name.startswith("test_"), name  # only ever a test database of our own
-    with _maintenance_connection() as connection:
+    with maintenance_connection() as connection:
         connection.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
