@@ -30,6 +30,7 @@ from gunicorn.arbiter import Arbiter
 from uvicorn import Config, Server
 from uvicorn_worker import UvicornWorker
 
+from heyaira import heap
 from heyaira.worker_loads import LoadSlot, WorkerLoads
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,7 @@ class BalancedUvicornWorker(UvicornWorker):
     async def _serve(self) -> None:
         assert self.loads is not None
         self.config.app = self.wsgi
+        heap.settle()  # the app is loaded: keep it out of later collections (heyaira.heap)
         server = BalancedServer(self.config, self.loads.claim())
         self._install_sigquit_handler()
         await server.serve(sockets=self.sockets)

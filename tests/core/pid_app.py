@@ -1,8 +1,10 @@
 """An ASGI application that answers every request with the pid of the worker serving it: which
-worker holds a connection is what the balanced worker's tests look at."""
+worker holds a connection is what the balanced worker's tests look at. At /heap: the worker's
+garbage-collector settings (heyaira.heap), as "<frozen objects> <youngest threshold>"."""
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Any
 
@@ -16,7 +18,10 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             elif message["type"] == "lifespan.shutdown":
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-    body = str(os.getpid()).encode()
+    if scope["path"] == "/heap":
+        body = f"{gc.get_freeze_count()} {gc.get_threshold()[0]}".encode()
+    else:
+        body = str(os.getpid()).encode()
     await send(
         {
             "type": "http.response.start",

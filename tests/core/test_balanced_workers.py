@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from heyaira import heap
 from heyaira.worker_loads import WorkerLoads
 from tests.live import free_port
 
@@ -51,13 +52,22 @@ class Gunicorn:
         raise AssertionError(f"the workers did not come up:\n{self.log.read_text()}")
 
     def _answers(self) -> bool:
-        probe = connect(self.port)
+        """Every worker serves: probes held open one after another reach all of them (the one
+        with fewer connections takes each next probe; a worker still starting takes none)."""
+        pids = self.worker_pids()
+        probes: list[http.client.HTTPConnection] = []
+        answered: set[int] = set()
         try:
-            return ask(probe) > 0
+            while answered != pids and len(probes) < 40:
+                probes.append(connect(self.port))
+                answered.add(ask(probes[-1]))
         except OSError:
             return False
         finally:
-            probe.close()
+            for probe in probes:
+                probe.close()
+        time.sleep(0.2)  # the workers see the probes close: their counts are as before
+        return answered == pids
 
     def stop(self) -> int:
         if self.process.poll() is None:
@@ -144,6 +154,20 @@ def test_a_killed_worker_is_replaced_and_its_successor_is_filled_first(gunicorn:
     assert killed not in counts
     assert set(counts) == {survivor, successor}, counts
     assert max(counts.values()) - min(counts.values()) <= 2, counts
+
+
+def test_each_worker_serves_with_its_loaded_app_frozen_out_of_collections(
+    gunicorn: Gunicorn,
+) -> None:
+    answers = set()
+    for connection, _ in open_connections(gunicorn.port, 4):
+        connection.request("GET", "/heap")
+        answers.add(connection.getresponse().read().decode())
+    frozen = {int(answer.split()[0]) for answer in answers}
+    thresholds = {int(answer.split()[1]) for answer in answers}
+    # The loaded app (uvicorn, gunicorn and this module's imports) is thousands of objects.
+    assert min(frozen) > 10_000, answers
+    assert thresholds == {heap.YOUNGEST_THRESHOLD}, answers
 
 
 def test_gunicorn_stops_cleanly_with_idle_keep_alive_connections_open(tmp_path: Path) -> None:
