@@ -17,6 +17,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Scope, Send
 
 from continuity.mcp import jsonrpc, onehop
+from continuity.mcp.direct import direct_call
 from continuity.mcp.orm import run_orm
 from continuity.mcp.server import current_caller
 from continuity.mcp.tools import TOOLS
@@ -104,12 +105,17 @@ class McpEndpoint:
         body: bytes,
         request_id: str,
     ) -> None:
-        """A tools/call whose authentication runs in the tool's own database unit (onehop)."""
+        """A tools/call whose authentication runs in the tool's own database unit (onehop),
+        answered without the SDK's per-request session where continuity.mcp.direct can."""
         pending = onehop.Deferred(headers.get("authorization"), request_id, _client_address(scope))
         answer = _answering(pending, send, headers, body, scope)
+        direct = direct_call(envelope)
         token = onehop.deferred.set(pending)
         try:
-            await self._dispatch(scope, envelope, jsonrpc.json_refusals(answer))
+            if direct is None:
+                await self._dispatch(scope, envelope, jsonrpc.json_refusals(answer))
+            else:
+                await _respond(answer, 200, await direct.answer())
         finally:
             onehop.deferred.reset(token)
 

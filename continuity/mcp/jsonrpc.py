@@ -101,8 +101,8 @@ def messages_of(checked: Envelope | Batch) -> list[Envelope]:
 
 def check_request(headers: RawHeaders, body: bytes) -> Envelope | Batch | Refusal:
     """The request's headers, then its body, then its message; the first fault is answered."""
-    refusal = _check_content_type(_values(headers, b"content-type")) or _check_accept(
-        _values(headers, b"accept")
+    refusal = _check_content_type(header_values(headers, b"content-type")) or _check_accept(
+        header_values(headers, b"accept")
     )
     if refusal is not None:
         return refusal
@@ -120,7 +120,7 @@ def check_request(headers: RawHeaders, body: bytes) -> Envelope | Batch | Refusa
 
 
 def _takes_batches(headers: RawHeaders) -> bool:
-    versions = _values(headers, b"mcp-protocol-version")
+    versions = header_values(headers, b"mcp-protocol-version")
     return (versions[0] if versions else DEFAULT_NEGOTIATED_VERSION) in BATCH_VERSIONS
 
 
@@ -268,7 +268,7 @@ def _normalized(headers: RawHeaders) -> RawHeaders:
     return [*kept, (b"content-type", JSON.encode()), (b"accept", JSON.encode())]
 
 
-def _values(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> list[str]:
+def header_values(headers: Iterable[tuple[bytes, bytes]], name: bytes) -> list[str]:
     return [value.decode("latin-1") for key, value in headers if key.lower() == name]
 
 

@@ -64,6 +64,11 @@ async def list_tools(
 async def call_tool(
     ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
+    return await answer_tool_call(params)
+
+
+async def answer_tool_call(params: types.CallToolRequestParams) -> types.CallToolResult:
+    """The tool's result, through the SDK (call_tool) or directly (continuity.mcp.direct)."""
     pending = onehop.deferred.get()
     caller = current_caller.get(None)
     spec = TOOLS.get(params.name)
