@@ -16,20 +16,13 @@ answers it its own way (tests/mcp/test_direct_calls.py holds the two to the same
 
 from __future__ import annotations
 
-import logging
-from typing import Any
-
 import mcp_types as types
 import pydantic
-from mcp.shared.exceptions import MCPError
 from mcp_types import DEFAULT_NEGOTIATED_VERSION, methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from continuity.mcp import jsonrpc
-from continuity.mcp.server import UNAVAILABLE_RPC_CODE, answer_tool_call
-from core.errors import Unavailable
-
-logger = logging.getLogger(__name__)
+from continuity.mcp.server import answer_tool_call, rpc_error
 
 TOOLS_CALL = "tools/call"
 
@@ -53,19 +46,11 @@ class DirectCall:
             message: types.JSONRPCResponse | types.JSONRPCError = types.JSONRPCResponse(
                 jsonrpc="2.0", id=self.request_id, result=wire
             )
-        except Unavailable as error:
-            message = self._error(UNAVAILABLE_RPC_CODE, error.message, error.as_dict())
-        except MCPError as error:
-            message = types.JSONRPCError(jsonrpc="2.0", id=self.request_id, error=error.error)
-        except Exception:
-            # As the SDK path's HideInternalErrors: no exception text reaches the client.
-            logger.exception("MCP request failed")
-            message = self._error(types.INTERNAL_ERROR, "Internal server error", None)
+        except Exception as error:
+            # As on the SDK path (HideInternalErrors): no exception text reaches the client.
+            failure = rpc_error(error)
+            message = types.JSONRPCError(jsonrpc="2.0", id=self.request_id, error=failure.error)
         return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-
-    def _error(self, code: int, text: str, data: Any) -> types.JSONRPCError:
-        error = types.ErrorData(code=code, message=text, data=data)
-        return types.JSONRPCError(jsonrpc="2.0", id=self.request_id, error=error)
 
 
 def direct_call(envelope: jsonrpc.Envelope) -> DirectCall | None:

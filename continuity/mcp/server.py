@@ -128,11 +128,19 @@ class HideInternalErrors:
             return await call_next(ctx)
         except (MCPError, pydantic.ValidationError):
             raise
-        except Unavailable as error:
-            raise MCPError(UNAVAILABLE_RPC_CODE, error.message, error.as_dict()) from None
-        except Exception:
-            logger.exception("MCP request failed")
-            raise MCPError(code=types.INTERNAL_ERROR, message="Internal server error") from None
+        except Exception as error:
+            raise rpc_error(error) from None
+
+
+def rpc_error(error: Exception) -> MCPError:
+    """A failure outside a tool's own result, as the JSON-RPC error a client may see (call it
+    while handling `error`: anything unexpected is logged with its traceback)."""
+    if isinstance(error, MCPError):
+        return error
+    if isinstance(error, Unavailable):
+        return MCPError(UNAVAILABLE_RPC_CODE, error.message, error.as_dict())
+    logger.exception("MCP request failed")
+    return MCPError(code=types.INTERNAL_ERROR, message="Internal server error")
 
 
 def build_server() -> Server[Any]:
