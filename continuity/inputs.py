@@ -3,6 +3,10 @@
 Both MCP (inputSchema) and REST use these models, so a bad input gets the same
 `validation_error` with the same `fields` whichever way it arrives. Strings are checked for what
 the database cannot store (NUL, unpaired surrogates), so no input reaches it as a 500.
+
+The descriptions are what a model reads in tools/list: each says what the field is for and any
+rule the schema a model sees does not state (continuity.mcp.schemas leaves out root-level
+combinators and Python-checked patterns; the validators here enforce them all the same).
 """
 
 from __future__ import annotations
@@ -31,8 +35,7 @@ IdempotencyKey = Annotated[
         min_length=1,
         max_length=200,
         pattern=PRINTABLE_ID_PATTERN,
-        description="Any unique string (e.g. a UUID); a retry with the same key and payload "
-        "returns the original result.",
+        description="A new UUID per write; a retry with it returns the first result.",
     ),
 ]
 AgentName = Annotated[
@@ -41,16 +44,16 @@ AgentName = Annotated[
         min_length=1,
         max_length=100,
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$",
-        description="The agent or harness whose running summary this is, e.g. 'codex'.",
+        description="The agent or harness the summary is for, e.g. 'codex'.",
     ),
 ]
 # The largest version a PositiveIntegerField holds on every database: a larger expected_version
 # is malformed input, not a stale one.
 VERSION_MAX = 2_147_483_647
 Version = Annotated[StrictInt, Field(le=VERSION_MAX)]
+Blockers = Annotated[list[Annotated[RequiredText, Field(max_length=500)]], Field(max_length=20)]
 BlockerList = Annotated[
-    list[Annotated[RequiredText, Field(max_length=500)]],
-    Field(max_length=20, description="Open blockers, one short sentence each; [] clears them."),
+    Blockers, Field(description="Open blockers, one short sentence each; [] clears them.")
 ]
 
 
@@ -62,6 +65,7 @@ class WriteContextInput(Input):
 
 
 class WriteInput(Input):
+    # server_identity's description and the instructions say where it comes from.
     write_context: WriteContextInput
 
 
@@ -81,10 +85,7 @@ class RepositoryRefInput(Input):
     commit: (
         Annotated[
             str,
-            Field(
-                pattern=r"^[0-9a-f]{7,64}$",
-                description="lowercase hex",
-            ),
+            Field(pattern=r"^[0-9a-f]{7,64}$"),
         ]
         | None
     ) = None
@@ -114,18 +115,23 @@ class WorkReceiptInput(Input):
     tests: Annotated[list[TestRunInput], Field(max_length=100)] = []
     commits: Annotated[list[CommitId], Field(max_length=100)] = []
     next_step: Annotated[Text, Field(max_length=2000)] = ""
-    blockers: BlockerList = []
+    blockers: Blockers = []
 
 
 # An opaque base64url cursor from next_cursor ("" is none).
-Cursor = Annotated[str, Field(max_length=200), SchemaPattern(r"^[A-Za-z0-9_-]*$")]
+Cursor = Annotated[
+    str,
+    Field(max_length=200, description="next_cursor of the previous page, as given."),
+    SchemaPattern(r"^[A-Za-z0-9_-]*$"),
+]
 
 
 # --- memory -------------------------------------------------------------------------------
 
 
 class MemoryAddInput(WriteInput):
-    # The model validator below, as JSON Schema can say it.
+    # The model validator below, as JSON Schema can say it (REST's OpenAPI document shows it;
+    # MCP tool schemas leave root combinators out and the descriptions state the rule).
     model_config = ConfigDict(
         json_schema_extra={
             "if": {"properties": {"kind": {"const": "decision"}}},
@@ -143,15 +149,20 @@ class MemoryAddInput(WriteInput):
     kind: Literal["decision", "note"]
     content: Annotated[RequiredText, Field(max_length=MEMORY_CONTENT_MAX)]
     title: Annotated[Text, Field(max_length=200)] = ""
-    rationale: Annotated[Text, Field(max_length=4000)] = ""
+    rationale: Annotated[
+        Text, Field(max_length=4000, description="Why; required for a decision.")
+    ] = ""
     source: Annotated[
         Text,
         Field(
             max_length=500,
-            description="Where the decision was made: a URL, issue, commit or 'user in session'.",
+            description="Where it was decided (URL, issue, commit, 'user in session'); "
+            "required for a decision.",
         ),
     ] = ""
-    supersedes: uuid.UUID | None = None
+    supersedes: Annotated[uuid.UUID | None, Field(description="A decision this one replaces.")] = (
+        None
+    )
     idempotency_key: IdempotencyKey | None = None
 
     @model_validator(mode="after")
@@ -164,9 +175,16 @@ class MemoryAddInput(WriteInput):
                 if not getattr(self, name).strip()
             }
             if missing:
-                raise ValidationError(fields=missing)
+                raise ValidationError(
+                    "A decision needs rationale (why) and source (where it was decided): send "
+                    f"{' and '.join(missing)}, or record it as kind 'note'.",
+                    fields=missing,
+                )
         elif self.supersedes is not None:
-            raise ValidationError(fields={"supersedes": "only a decision can supersede another"})
+            raise ValidationError(
+                "Only a decision can supersede another: leave supersedes out of a note.",
+                fields={"supersedes": "only a decision can supersede another"},
+            )
         return self
 
 
@@ -194,7 +212,7 @@ BlockedBy = Annotated[
     list[uuid.UUID],
     Field(
         max_length=MAX_DEPENDENCIES,
-        description="Tasks of this project to finish first; the whole set ([] clears it).",
+        description="Tasks to finish first; the whole set ([] clears it).",
     ),
 ]
 
@@ -230,7 +248,8 @@ class ReceiptListInput(Input):
     cursor: Cursor | None = None
 
 
-# task_update's "changes something" rule, as JSON Schema can say it.
+# task_update's "changes something" rule, as JSON Schema can say it (shown in REST's OpenAPI
+# document; MCP tool schemas leave root combinators out and the tool description states it).
 _SOME_CHANGE: dict[str, Any] = {
     "anyOf": [
         {"required": ["repository_ref"]},
@@ -247,6 +266,12 @@ _SOME_CHANGE: dict[str, Any] = {
         ),
     ]
 }
+
+
+NOTHING_TO_UPDATE = (
+    "nothing to update: give at least one of status, next_step, blockers, blocked_by, "
+    "handoff_note, repository_ref or work_receipt (a null is no change)"
+)
 
 
 class TaskUpdateInput(WriteInput):
@@ -272,10 +297,8 @@ class TaskUpdateInput(WriteInput):
             if getattr(self, name) is not None or name == "repository_ref"
         }
         if not changes:
-            raise ValueError(
-                "nothing to update: give status, next_step, blockers, blocked_by, "
-                "handoff_note, repository_ref or work_receipt"
-            )
+            message = f"{NOTHING_TO_UPDATE[0].upper()}{NOTHING_TO_UPDATE[1:]}."
+            raise ValidationError(message, fields={"arguments": NOTHING_TO_UPDATE})
         return self
 
 
@@ -292,7 +315,12 @@ class StatePutInput(WriteInput):
     # what no schema can say (no refusal, STATE_BODY_MAX once closing chatter is cut) it checks.
     body: Annotated[
         Text,
-        Field(min_length=1, max_length=STATE_BODY_MAX * 2),
+        Field(
+            min_length=1,
+            max_length=STATE_BODY_MAX * 2,
+            description="Markdown that starts with the line '# Running summary' (goal, done, "
+            f"pending, user preferences), at most {STATE_BODY_MAX:,} characters.",
+        ),
         SchemaPattern(
             rf"^\ufeff*[{SPACE_CLASS}]*# Running summary[^\n\x00]*\n"
             rf"[^\x00]*[^{SPACE_CLASS}\x00][^\x00]*$"

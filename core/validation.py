@@ -56,12 +56,25 @@ def not_a_token(value: str) -> str:
     return value
 
 
+# Every pattern a SchemaPattern states, and what a schema shown to a model says in its place
+# (continuity.mcp.schemas): a model cannot use a 150-character character class, and the server
+# checks the rule in Python whatever the schema says.
+STATED_PATTERNS: dict[str, dict[str, Any]] = {}
+
+
 @dataclass(frozen=True)
 class SchemaPattern:
     """States a rule that a Python validator enforces as a JSON Schema `pattern`, so that the
-    schema clients read says what the server accepts. It validates nothing itself."""
+    schema clients read says what the server accepts. It validates nothing itself.
+
+    `instead`: the looser keywords a model-facing schema shows in place of the pattern (pairs,
+    so the marker stays hashable), e.g. `(("minLength", 1),)` for "not blank"."""
 
     pattern: str
+    instead: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        STATED_PATTERNS[self.pattern] = dict(self.instead)
 
     def __get_pydantic_json_schema__(
         self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
@@ -88,7 +101,10 @@ BRANCH_PATTERN = (
 
 Text = Annotated[str, AfterValidator(storable), SchemaPattern(NO_NUL_PATTERN)]
 RequiredText = Annotated[
-    str, AfterValidator(storable), AfterValidator(not_blank), SchemaPattern(NOT_BLANK_PATTERN)
+    str,
+    AfterValidator(storable),
+    AfterValidator(not_blank),
+    SchemaPattern(NOT_BLANK_PATTERN, instead=(("minLength", 1),)),
 ]
 # storable first: a branch is stored inside a JSON column, where PostgreSQL refuses an unpaired
 # surrogate just as it does in text.

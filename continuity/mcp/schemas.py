@@ -2,12 +2,20 @@
 
 The input models are what validates (inside each service) and the output models describe what
 the presenters return, so a schema cannot drift from the server. Generated schemas are then
-compacted, keeping every constraint: pydantic's annotation titles and defaults are dropped (they
-cost bytes in every session's context window and constrain nothing), `$ref`s are inlined (some
-clients' validators do not follow them), and an optional `X | None` becomes one type list.
+compacted: pydantic's annotation titles and defaults are dropped (they cost bytes in every
+session's context window and constrain nothing), `$ref`s are inlined (some clients' validators
+do not follow them), and an optional `X | None` becomes one type list.
 
-Every output schema accepts the success result and the pinned tool error (DESIGN section 5):
-SDK clients check every `structuredContent` against it, error results included.
+An inputSchema is what the model behind a client reads, and what the model APIs accept decides
+its shape (docs/mcp-transport.md, "Tool schemas"): the root is a plain object, with no
+`anyOf`/`oneOf`/`allOf`/`not`/`if`/`then`/`else` (the Anthropic API refuses a whole request
+over one such tool; OpenAI's strict mode cannot convert it), and the patterns that only restate a
+Python check (core.validation.SchemaPattern) are left out. Both kinds of rule are still enforced
+by the input models, with a `validation_error` that says what to send, and stated in the
+descriptions. So an inputSchema accepts everything the server accepts, and a little more.
+
+Every output schema accepts the success result and the pinned tool error: SDK clients check
+every `structuredContent` against it, error results included.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from typing import Any
 import pydantic
 
 from core.errors import ERROR_CODES
+from core.validation import STATED_PATTERNS
 
 # Annotations of a schema node that constrain nothing. Only dropped from schema nodes, never
 # from a `properties` map, where "title" is a field like any other.
@@ -26,7 +35,12 @@ _SCHEMA_MAPS = frozenset({"properties", "patternProperties"})
 NULL = {"type": "null"}
 
 
+# Keywords a model API refuses, or drops the tool over, at the root of an input schema.
+ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "then", "else")
+
+
 def model_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    """The model's whole schema, every rule it can state included (tests generate from it)."""
     raw = model.model_json_schema()
     definitions = raw.pop("$defs", {})
     schema: dict[str, Any] = _compact(raw, definitions)
@@ -35,7 +49,28 @@ def model_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
 
 
 def input_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:
-    return model_schema(model)
+    """What a model reads: a plain object at the root, without the Python-checked patterns."""
+    schema = {k: v for k, v in model_schema(model).items() if k not in ROOT_COMBINATORS}
+    schema.setdefault("required", [])
+    advertised: dict[str, Any] = _without_stated_patterns(schema)
+    return advertised
+
+
+def _without_stated_patterns(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_without_stated_patterns(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    kept: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "pattern" and value in STATED_PATTERNS:
+            for name, instead in STATED_PATTERNS[value].items():
+                kept.setdefault(name, instead)
+        elif key in _SCHEMA_MAPS:
+            kept[key] = {name: _without_stated_patterns(sub) for name, sub in value.items()}
+        else:
+            kept[key] = _without_stated_patterns(value)
+    return kept
 
 
 def output_schema(model: type[pydantic.BaseModel]) -> dict[str, Any]:

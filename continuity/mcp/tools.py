@@ -1,8 +1,11 @@
-"""The pinned MCP tools (DESIGN section 5): the operation table's rows, in MCP wording.
+"""The pinned MCP tools: the operation table's rows, in MCP wording.
 
 Descriptions are written for a model reading tools/list: what the tool is for in the recovery
-protocol, in a sentence or two. Each tool's schemas are generated from its input and output
-models (continuity.mcp.schemas); the whole tools/list result stays under 38,000 bytes.
+protocol, when to call it, and the rules its inputSchema cannot state, in a sentence or three;
+what each error code asks of the agent is said once, in INSTRUCTIONS. Each tool's schemas are
+generated from its input and output models (continuity.mcp.schemas). What a model reads of
+tools/list (name, description and inputSchema) stays within 12,000 bytes, with room for the
+tools still to come (tests/mcp/test_tool_schema_portability.py pins it).
 """
 
 from __future__ import annotations
@@ -26,14 +29,25 @@ INSTRUCTIONS = (
     "2) continuity_context, once: the newest decisions and notes, open tasks with their version "
     "and next step, recent receipts and the running summary. "
     "3) task_get the task you will work on, then claim it: task_update(status='in_progress', "
-    "expected_version=<the version you read>). On stale_version someone else moved it: read it "
-    "again. Or take the oldest ready task (every blocked_by task done) with task_claim_next. "
+    "expected_version=<the version you read>). Or take the oldest ready task (every blocked_by "
+    "task done) with task_claim_next. "
     "4) Work in Git. Record accepted decisions with memory_add(kind='decision', rationale, "
     "source). "
     "5) Hand over before you stop: task_update with next_step, blockers, handoff_note and "
     "work_receipt {session_ref, summary, tests, commits}. "
     "Every write takes write_context copied from server_identity; give memory_add and "
-    "task_create an idempotency_key so a retry never duplicates."
+    "task_create an idempotency_key so a retry never duplicates. "
+    "A refused call is a result with isError and error.code; what to do next: "
+    "stale_version: someone changed it since you read it; read it again (task_get), redo your "
+    "change on error.current_version; "
+    "validation_error: fix the arguments error.fields names, as its messages say; "
+    "write_context_mismatch: call server_identity and copy its write_context; "
+    "invalid_transition: choose a status from error.allowed; "
+    "not_found: no such id in this project; "
+    "duplicate_receipt: this session already left its receipt on this task; "
+    "idempotency_conflict: that key went with other arguments; use a new key for a new write; "
+    "forbidden: your role or credential does not allow it; tell the user; "
+    "unavailable: nothing was done; retry after error.retry_after seconds."
 )
 
 
@@ -87,15 +101,15 @@ class ToolSpec:
 SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         OPERATIONS["server_identity"],
-        "Call first. Who this server is and who you are here; compare resource, instance and "
-        "project with your expected profile. Copy write_context into every write.",
+        "Call first. Who this server is and who you are here: compare resource, instance and "
+        "project with the profile you expect. Copy its write_context into every write.",
         "Server identity",
     ),
     ToolSpec(
         OPERATIONS["continuity_context"],
-        "Call once after server_identity: the bounded recovery index of this project (newest "
-        "decisions and notes, open tasks with version and next_step, recent receipts, running "
-        "summary). Follow ids with memory_get and task_get.",
+        "Call once after server_identity: this project's recovery index (newest decisions and "
+        "notes, open tasks with version and next_step, recent receipts, running summary). Read "
+        "more with memory_get and task_get.",
         "Continuity context",
     ),
     ToolSpec(
@@ -111,13 +125,13 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         OPERATIONS["task_get"],
         "One task in full (goal, handoff, version) with its recent work receipts. Read it "
-        "before you claim or update it.",
+        "before you update it: task_update needs its version.",
         "Get task",
     ),
     ToolSpec(
         OPERATIONS["task_list"],
-        "Tasks, newest first. status='open' means todo, in_progress or blocked; 'ready': todo, "
-        "blocked_by all done. Pass next_cursor back as cursor for the next page.",
+        "Tasks, newest first. status 'open': todo, in_progress or blocked; 'ready': todo with "
+        "every blocked_by task done.",
         "List tasks",
     ),
     ToolSpec(
@@ -128,22 +142,20 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         OPERATIONS["memory_add"],
         "Record an accepted decision (rationale and source required) or a durable note. "
-        "Memories never change; a new decision may supersede an old one. Send an "
-        "idempotency_key: a retry then returns the first result.",
+        "Memories never change; a new decision may supersede an old one.",
         "Add memory",
     ),
     ToolSpec(
         OPERATIONS["task_create"],
-        "Create a task. title and description are its stable goal and acceptance boundary. "
-        "Send an idempotency_key.",
+        "Create a task; title and description are its stable goal and acceptance boundary.",
         "Create task",
     ),
     ToolSpec(
         OPERATIONS["task_update"],
-        "Claim, hand over or finish a task, atomically. expected_version must be the version "
-        "you read (stale_version: re-read). Statuses: todo, in_progress, blocked, done, "
-        "cancelled. End your session with work_receipt {session_ref, summary, tests, commits}; "
-        "one receipt per session.",
+        "Claim, hand over or finish a task, atomically. expected_version: the version you read "
+        "(on stale_version, task_get it again). Give at least one change; a null is no change, "
+        "but repository_ref null clears it. done and cancelled are final. End your session with "
+        "a work_receipt, one per session_ref.",
         "Update task",
     ),
     ToolSpec(
@@ -154,8 +166,8 @@ SPECS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         OPERATIONS["state_put"],
-        "Store a new version of your running summary: Markdown starting with "
-        "'# Running summary' (goal, done, pending, user preferences), at most 12,000 characters.",
+        "Store a new version of your running summary. expected_version: the version you read "
+        "(0 for the first; leave it out to append).",
         "Put running summary",
     ),
 )

@@ -1,9 +1,13 @@
 """The advertised schemas say what the server accepts and returns, in both protocol eras.
 
-Every inputSchema and outputSchema is a valid JSON Schema 2020-12; arguments generated from each
-inputSchema (hypothesis-jsonschema) sent through the real /mcp endpoint get a result or a pinned
-tool error, never a 5xx, a JSON-RPC internal error, or a validation_error that the schema
-contradicts; and every answer, each pinned error included, matches the tool's outputSchema (SDK
+Every inputSchema and outputSchema is a valid JSON Schema 2020-12. An inputSchema is what a
+model reads, so it leaves out the rules a model cannot use or a model API refuses (root
+combinators, Python-checked patterns: continuity.mcp.schemas); the promise it keeps is that it
+never rejects an input the server accepts. So arguments are generated (hypothesis-jsonschema)
+from the input model's whole schema, every rule included; each must also be valid against the
+advertised inputSchema, and sent through the real /mcp endpoint it gets a result or a pinned
+tool error, never a 5xx, a JSON-RPC internal error, or a validation_error that the whole schema
+contradicts. Every answer, each pinned error included, matches the tool's outputSchema (SDK
 clients such as the TypeScript SDK check error results against it too).
 """
 
@@ -15,22 +19,18 @@ import uuid
 from collections import Counter
 from typing import Any
 
-import httpx2
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from continuity.mcp.schemas import TOOL_ERROR_CODES
+from continuity.mcp.schemas import TOOL_ERROR_CODES, model_schema
+from continuity.mcp.tools import TOOLS
+from tests.mcp.eras import ERAS, LEGACY, send, tool_list
 from tests.mcp.harness import EVERY_TOOL, McpWorld
 from tests.mcp.schema_strategies import arguments_for, schema_errors, validator
 
 pytestmark = pytest.mark.live_server
-
-LEGACY = "2025-11-25"
-MODERN = "2026-07-28"
-ERAS = (LEGACY, MODERN)
-ACCEPT = "application/json, text/event-stream"
 
 # Rules the server applies that JSON Schema cannot say (the project's data, or text rules),
 # by tool: a validation_error naming one of these fields does not contradict the schema.
@@ -44,42 +44,6 @@ BEYOND_SCHEMA: dict[str, set[str]] = {
 # Codes a credential can meet through tools/call (unauthenticated is HTTP 401; unavailable and
 # internal_error need a failing database, which other tests provoke).
 PINNED = set(TOOL_ERROR_CODES) - {"unauthenticated", "unavailable", "internal_error"}
-
-
-# --- raw JSON-RPC over HTTP, in either era -------------------------------------------------
-
-
-def send(
-    world: McpWorld, era: str, method: str, params: dict[str, Any], who: str = "olivia"
-) -> httpx2.Response:
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": ACCEPT,
-        "MCP-Protocol-Version": era,
-        **world.key_headers(who),
-    }
-    if era == MODERN:
-        params = {
-            **params,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-                "io.modelcontextprotocol/clientInfo": {"name": "schema-test", "version": "1"},
-            },
-        }
-        headers["Mcp-Method"] = method
-        if method == "tools/call":
-            headers["Mcp-Name"] = params["name"]
-    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return httpx2.post(
-        world.server.mcp_url, content=json.dumps(message), headers=headers, timeout=30
-    )
-
-
-def tool_list(world: McpWorld, era: str) -> dict[str, dict[str, Any]]:
-    response = send(world, era, "tools/list", {})
-    assert response.status_code == 200, response.text
-    return {tool["name"]: tool for tool in response.json()["result"]["tools"]}
 
 
 def call(
@@ -217,9 +181,10 @@ def test_generated_arguments_get_a_result_or_a_pinned_error(
     mcp_world: McpWorld, known: dict[str, Any], name: str
 ):
     tools = {era: tool_list(mcp_world, era) for era in ERAS}
-    input_schema = tools[LEGACY][name]["inputSchema"]
-    accepts = validator(input_schema)
-    generated = arguments_for(input_schema)
+    whole_schema = model_schema(TOOLS[name].input_model)
+    accepts = validator(whole_schema)
+    advertised = {era: validator(tools[era][name]["inputSchema"]) for era in ERAS}
+    generated = arguments_for(whole_schema)
     outcomes: Counter[str] = Counter()
 
     @settings(
@@ -243,6 +208,8 @@ def test_generated_arguments_get_a_result_or_a_pinned_error(
         if accepts.is_valid(swapped):  # a real memory id may not fit (a note supersedes none)
             arguments = swapped
         era = data.draw(st.sampled_from(ERAS), label="era")
+        # What the server accepts, the advertised schema accepts too.
+        assert advertised[era].is_valid(arguments), (era, arguments)
         result = call(mcp_world, era, name, arguments)
         matches_output_schema(tools[era], name, result)
         error = result["structuredContent"].get("error") if result.get("isError") else None
@@ -253,7 +220,7 @@ def test_generated_arguments_get_a_result_or_a_pinned_error(
 
     exchange()
     # server_identity takes no argument: its two examples are {} in each era.
-    assert sum(outcomes.values()) >= (25 if input_schema["properties"] else 2), outcomes
+    assert sum(outcomes.values()) >= (25 if whole_schema["properties"] else 2), outcomes
     assert outcomes["result"] > 0, outcomes  # the schema admits calls that succeed
 
 
