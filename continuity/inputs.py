@@ -121,7 +121,7 @@ class WorkReceiptInput(Input):
 # An opaque base64url cursor from next_cursor ("" is none).
 Cursor = Annotated[
     str,
-    Field(max_length=200, description="next_cursor of the previous page, as given."),
+    Field(max_length=200, description="Opaque: the previous page's next_cursor, as given."),
     SchemaPattern(r"^[A-Za-z0-9_-]*$"),
 ]
 

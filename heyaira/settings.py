@@ -203,7 +203,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "HeyAira REST API",
-    "DESCRIPTION": "The continuity operations of the MCP tools, as resources (DESIGN section 5).",
+    "DESCRIPTION": "The continuity operations of the MCP tools, as resources.",
     "VERSION": "1",
     "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,

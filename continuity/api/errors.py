@@ -1,4 +1,4 @@
-"""HeyAira errors as REST answers, decided once (DESIGN section 5's table)."""
+"""HeyAira errors as REST answers: the status of each error code, decided once."""
 
 from __future__ import annotations
 

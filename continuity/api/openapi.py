@@ -3,6 +3,10 @@
 Every operation's parameters, body and result come from the operation table's pydantic models
 (JSON Schema 2020-12, which OpenAPI 3.1 uses as it is), so the schema cannot drift from what the
 server validates and returns. A route adds its headers and statuses.
+
+A query parameter says what a query string can carry: an optional field is a parameter that may
+be left out, never one that may be null (a query string has no null), so the model's `X | None`
+becomes `X`, with its description on the parameter.
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ def operation_of(route: Route, registry: ComponentRegistry) -> dict[str, Any]:
         "parameters": [
             *(_parameter(name, "path", properties[name], True) for name in route.path_fields),
             *(
-                _parameter(name, "query", properties[name], name in required)
+                _query_parameter(name, properties[name], name in required)
                 for name in properties
                 if not route.body and name not in route.path_fields
             ),
@@ -102,6 +106,22 @@ def operation_of(route: Route, registry: ComponentRegistry) -> dict[str, Any]:
 
 def _parameter(name: str, where: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
     return {"name": name, "in": where, "required": required, "schema": schema}
+
+
+NULL = {"type": "null"}
+
+
+def _query_parameter(name: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
+    """An optional query parameter: left out when not wanted, never null."""
+    options = schema.get("anyOf", [])
+    if NULL in options:
+        kept = [option for option in options if option != NULL]
+        rest = {k: v for k, v in schema.items() if k not in ("anyOf", "default")}
+        schema = {**rest, **kept[0]} if len(kept) == 1 else {**rest, "anyOf": kept}
+    schema = {k: v for k, v in schema.items() if k != "title"}
+    description = schema.pop("description", None)
+    parameter = _parameter(name, "query", schema, required)
+    return {**parameter, "description": description} if description else parameter
 
 
 def _header_parameters(route: Route) -> list[dict[str, Any]]:

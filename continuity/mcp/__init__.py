@@ -1,1 +1,1 @@
-"""The MCP transport: the continuity protocol over Streamable HTTP at /mcp (DESIGN section 5)."""
+"""The MCP transport: the continuity protocol over Streamable HTTP at /mcp."""

@@ -1,10 +1,12 @@
 """The /mcp endpoint as an ASGI application, in front of the SDK's session manager.
 
-In order: request id; POST only (GET and DELETE get 405: stateless, no streams, no sessions);
+In order: header values trimmed of the whitespace around them (once, here, for every check
+after); request id; POST only (GET and DELETE get 405: stateless, no streams, no sessions);
 Host and Origin (DNS-rebinding protection); body size; the JSON-RPC envelope (headers, parsing
 and message shape, continuity.mcp.jsonrpc); authentication (401 with the challenge); step-up
 (403 insufficient_scope when the tool needs a scope the credential lacks but the role allows,
-core.stepup); then the SDK, with the Caller in a context variable.
+core.stepup); then the SDK, with the Caller in a context variable (or, for a 2026-era
+`subscriptions/listen`, the endpoint's own 404: jsonrpc.not_served).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class McpEndpoint:
         self.manager = manager
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope = _trimmed(scope)
         headers = _headers(scope)
         request_id = request_id_from(headers.get("x-request-id"))
         send = _with_header(send, "x-request-id", request_id)
@@ -85,12 +88,13 @@ class McpEndpoint:
     ) -> None:
         """The SDK answers each message; a batch's answers are gathered into one array."""
         if isinstance(checked, jsonrpc.Envelope):
-            await self._dispatch(scope, checked, jsonrpc.json_refusals(send))
+            await self._dispatch(scope, checked, jsonrpc.json_refusals(send, checked.request_id))
             return
 
         async def one(envelope: jsonrpc.Envelope) -> bytes:
             captured = _Captured()
-            await self._dispatch(scope, envelope, jsonrpc.json_refusals(captured.send))
+            refusals = jsonrpc.json_refusals(captured.send, envelope.request_id)
+            await self._dispatch(scope, envelope, refusals)
             return captured.body
 
         body = await jsonrpc.serve_batch(checked, one)
@@ -113,13 +117,18 @@ class McpEndpoint:
         token = onehop.deferred.set(pending)
         try:
             if direct is None:
-                await self._dispatch(scope, envelope, jsonrpc.json_refusals(answer))
+                refusals = jsonrpc.json_refusals(answer, envelope.request_id)
+                await self._dispatch(scope, envelope, refusals)
             else:
                 await _respond(answer, 200, await direct.answer())
         finally:
             onehop.deferred.reset(token)
 
     async def _dispatch(self, scope: Scope, envelope: jsonrpc.Envelope, send: Send) -> None:
+        unserved = jsonrpc.not_served(envelope)
+        if unserved is not None:
+            await _respond(send, unserved.status, unserved.body())
+            return
         await self.manager.handle_request(
             {**scope, "headers": envelope.headers}, _replay(envelope.body), send
         )
@@ -277,6 +286,14 @@ def _replay(body: bytes) -> Receive:
         return {"type": "http.disconnect"}
 
     return receive
+
+
+def _trimmed(scope: Scope) -> Scope:
+    """The request with each header value stripped of the spaces and tabs around it: RFC 9110
+    (section 5.5) says they are not part of the value. h11 strips them; httptools, uvicorn's
+    faster parser, keeps them, and the SDK then refused `Mcp-Name: tools_x ` as a mismatch."""
+    headers = [(name, value.strip(b" \t")) for name, value in scope["headers"]]
+    return {**scope, "headers": headers}
 
 
 def _headers(scope: Scope) -> dict[str, str]:

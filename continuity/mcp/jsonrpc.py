@@ -18,8 +18,12 @@ notification and got 202). So the endpoint checks, in order:
   -32600 Invalid Request (-32602 for params that are not an object).
 
 Every refusal is a JSON-RPC error object with HTTP 400 (415, 406), as the SDK answers its own
-parse errors; its id is null unless the request's id was valid. What passes goes to the SDK as
-it came (less a UTF-8 byte-order mark, which RFC 8259 lets a parser ignore).
+parse errors; it echoes the request's id whenever the body held a message with a valid id (a
+header refusal included), and is null otherwise. What passes goes to the SDK as it came (less a
+UTF-8 byte-order mark, which RFC 8259 lets a parser ignore).
+
+One method is answered here rather than by the SDK: `subscriptions/listen` at 2026-07-28 (see
+`not_served`).
 """
 
 from __future__ import annotations
@@ -28,12 +32,19 @@ import json
 import math
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any
 
 import pydantic_core
-from mcp_types import DEFAULT_NEGOTIATED_VERSION, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+from mcp_types import (
+    DEFAULT_NEGOTIATED_VERSION,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Send
 
 # Tool arguments are a few levels deep; 64 leaves room and keeps every later walk shallow.
@@ -57,9 +68,12 @@ class Refusal:
     code: int
     message: str
     id: str | int | None = None
+    data: str | None = None
 
     def answer(self) -> dict[str, Any]:
-        error = {"code": self.code, "message": self.message}
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
         return {"jsonrpc": "2.0", "id": self.id, "error": error}
 
     def body(self) -> bytes:
@@ -73,6 +87,12 @@ class Envelope:
     body: bytes
     headers: RawHeaders
     message: dict[str, Any]
+
+    @property
+    def request_id(self) -> str | int | None:
+        """The id a refusal of this message echoes (check_message let only valid ids through)."""
+        found = self.message.get("id")
+        return found if _valid_id(found) else None
 
     @property
     def tool_name(self) -> str | None:
@@ -104,9 +124,9 @@ def check_request(headers: RawHeaders, body: bytes) -> Envelope | Batch | Refusa
     refusal = _check_content_type(header_values(headers, b"content-type")) or _check_accept(
         header_values(headers, b"accept")
     )
-    if refusal is not None:
-        return refusal
     body = body.removeprefix(_BOM)
+    if refusal is not None:
+        return replace(refusal, id=_id_if_any(body))
     parsed = parse(body)
     if isinstance(parsed, Refusal):
         return parsed
@@ -117,6 +137,35 @@ def check_request(headers: RawHeaders, body: bytes) -> Envelope | Batch | Refusa
         return refusal
     assert isinstance(parsed, dict)  # check_message refuses anything else
     return Envelope(body=body, headers=_normalized(headers), message=parsed)
+
+
+def _id_if_any(body: bytes) -> str | int | None:
+    """The id of the message a refused request carried, when it parses as one with a valid id."""
+    parsed = parse(body)
+    if isinstance(parsed, dict) and check_message(parsed) is None:
+        found = parsed.get("id")
+        return found if _valid_id(found) else None
+    return None
+
+
+def not_served(envelope: Envelope) -> Refusal | None:
+    """`subscriptions/listen` at 2026-07-28, as a server with nothing to subscribe to answers it.
+
+    Its response would be a long-lived event stream of the change notifications the client opts
+    in to; HeyAira's tool list never changes at run time, it declares no `listChanged` or
+    `subscribe` capability, and this endpoint never streams. So it is a method this server does
+    not implement, which the 2026-07-28 transport answers with 404 and -32601 Method not found
+    (as the SDK answers every other such method), with the request's id. The handshake era has
+    no such method: the SDK answers it there."""
+    message = envelope.message
+    if message.get("method") != "subscriptions/listen" or "id" not in message:
+        return None
+    versions = header_values(envelope.headers, b"mcp-protocol-version")
+    if len(versions) != 1 or versions[0] not in MODERN_PROTOCOL_VERSIONS:
+        return None
+    return Refusal(
+        404, METHOD_NOT_FOUND, "Method not found", envelope.request_id, "subscriptions/listen"
+    )
 
 
 def _takes_batches(headers: RawHeaders) -> bool:
@@ -262,8 +311,8 @@ def _check_accept(values: list[str]) -> Refusal | None:
 def _normalized(headers: RawHeaders) -> RawHeaders:
     """The headers the SDK sees: one canonical Content-Type and Accept (the SDK reads only the
     first of each), so it cannot decide differently from this module. Accept is exactly JSON:
-    the endpoint never streams, and the SDK would open an event stream for a 2026-era
-    `subscriptions/listen` that this transport cannot serve (it answers 406 instead)."""
+    the endpoint never streams (a 2026-era `subscriptions/listen`, which would open an event
+    stream, never reaches the SDK: see not_served)."""
     kept = [(k, v) for k, v in headers if k.lower() not in (b"content-type", b"accept")]
     return [*kept, (b"content-type", JSON.encode()), (b"accept", JSON.encode())]
 
@@ -289,9 +338,10 @@ def _media(message: str) -> Refusal:
 _STATUS_CODES = {400: INVALID_REQUEST, 413: INVALID_REQUEST}
 
 
-def json_refusals(send: Send) -> Send:
+def json_refusals(send: Send, request_id: str | int | None = None) -> Send:
     """Any refusal the SDK sends without a JSON body (its plain-text 400, 406 or 413) goes out
-    as a JSON-RPC error object instead, with the same status: clients parse every answer."""
+    as a JSON-RPC error object instead, with the same status and the request's id: clients parse
+    every answer."""
     held: Message | None = None
 
     async def sender(message: Message) -> None:
@@ -302,7 +352,7 @@ def json_refusals(send: Send) -> Send:
         if message["type"] == "http.response.body" and held is not None:
             if message.get("more_body", False):
                 return  # the plain-text body is dropped
-            await _send_json_refusal(send, held)
+            await _send_json_refusal(send, held, request_id)
             held = None
             return
         await send(message)
@@ -315,9 +365,10 @@ def _needs_json(start: Message) -> bool:
     return int(start["status"]) >= 400 and not content_type.lower().startswith(JSON.encode())
 
 
-async def _send_json_refusal(send: Send, start: Message) -> None:
+async def _send_json_refusal(send: Send, start: Message, request_id: str | int | None) -> None:
     status = int(start["status"])
-    refusal = Refusal(status, _STATUS_CODES.get(status, INVALID_REQUEST), _reason(status))
+    code = _STATUS_CODES.get(status, INVALID_REQUEST)
+    refusal = Refusal(status, code, _reason(status), request_id)
     body = refusal.body()
     replaced = (b"content-type", b"content-length")
     headers = [(k, v) for k, v in start.get("headers", []) if k.lower() not in replaced]

@@ -159,5 +159,5 @@ def build_server() -> Server[Any]:
 
 def build_session_manager() -> StreamableHTTPSessionManager:
     # Stateless with JSON responses: no session ids, no SSE streams, any worker serves any
-    # request (DESIGN section 10). Host and Origin are checked by our ASGI wrapper.
+    # request (docs/scaling.md). Host and Origin are checked by our ASGI wrapper.
     return StreamableHTTPSessionManager(app=build_server(), stateless=True, json_response=True)

@@ -3,6 +3,7 @@ table's models; /api/docs/ shows it with Swagger UI from the sidecar package, no
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -59,3 +60,43 @@ def test_the_docs_load_swagger_ui_from_our_own_static_files(db: None):
     for source in sources:
         assert source.startswith("/static/drf_spectacular_sidecar/"), source
         assert finders.find(source.removeprefix("/static/")), source
+
+
+def query_parameters(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (f"{method.upper()} {path} {parameter['name']}", parameter)
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+        for parameter in operation["parameters"]
+        if parameter["in"] == "query"
+    ]
+
+
+def test_query_parameters_are_optional_and_never_null(schema: dict[str, Any]):
+    """A query string cannot carry null: an optional parameter is one that may be left out."""
+    found = query_parameters(schema)
+    named = {where.split()[-1] for where, _ in found}
+    assert {"kind", "cursor", "status", "limit", "agent", "query"} <= named
+    for where, parameter in found:
+        text = json.dumps(parameter["schema"])
+        assert '"null"' not in text, where
+        assert "anyOf" not in parameter["schema"], where
+        assert "default" not in parameter["schema"] or parameter["schema"]["default"] is not None
+        assert parameter["required"] is (parameter["name"] == "query"), where
+
+
+def test_a_cursor_is_described_as_what_it_is(schema: dict[str, Any]):
+    cursors = [parameter for where, parameter in query_parameters(schema) if "cursor" in where]
+    assert len(cursors) == 3  # memories, tasks, a task's receipts
+    for cursor in cursors:
+        assert cursor["schema"]["type"] == "string"
+        assert "Opaque" in cursor["description"]
+        assert "next_cursor" in cursor["description"]
+
+
+def test_neither_the_document_nor_its_page_cites_an_internal_document(
+    schema: dict[str, Any], db: None
+):
+    assert "DESIGN" not in json.dumps(schema)
+    page = Client().get("/api/docs/")
+    assert "DESIGN" not in page.content.decode()

@@ -207,7 +207,43 @@ def test_it_refuses_wrong_headers_with_a_json_body(mcp, changes: dict, status: i
     if "Accept" not in sent:
         del request.headers["accept"]  # httpx would send */*
     answer = server.portal.call(server.http.send, request)
-    assert jsonrpc_error(answer) == (status, None, -32600)
+    # The refusal echoes the id of the message the body holds.
+    assert jsonrpc_error(answer) == (status, 1, -32600)
+
+
+def test_a_header_refusal_echoes_no_id_when_the_body_has_no_valid_one(mcp):
+    server, headers = mcp
+    for body in (b"not json", b'{"jsonrpc":"2.0","id":true,"method":"ping"}', b"[1]"):
+        answer = raw(server, body, {**headers, "Accept": "text/html"})
+        assert jsonrpc_error(answer) == (406, None, -32600), body
+
+
+def modern_headers(headers: dict[str, str], method: str) -> dict[str, str]:
+    return {**headers, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "envelope-test", "version": "1"},
+}
+
+
+def test_it_trims_the_whitespace_around_header_values(mcp):
+    """RFC 9110 section 5.5: optional whitespace around a field value is not part of it.
+    uvicorn's httptools parser keeps it, as this in-process server does."""
+    server, headers = mcp
+    params = {"name": "server_identity", "arguments": {}, "_meta": MODERN_META}
+    message = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}
+    sent = {
+        **headers,
+        "MCP-Protocol-Version": "2026-07-28 ",
+        "Mcp-Method": "\ttools/call",
+        "Mcp-Name": "  server_identity  ",
+    }
+    answer = raw(server, json.dumps(message).encode(), sent)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["result"]["structuredContent"]["write_context"]
 
 
 def test_it_accepts_json_with_a_utf8_charset_in_any_case(mcp):
@@ -217,17 +253,23 @@ def test_it_accepts_json_with_a_utf8_charset_in_any_case(mcp):
     assert answer.json()["result"] == {}
 
 
-def test_it_answers_a_2026_listen_request_without_an_event_stream(mcp):
+def test_it_answers_a_2026_listen_request_as_a_server_with_nothing_to_subscribe_to(mcp):
+    """No listChanged or subscribe capability, no event streams: subscriptions/listen is a
+    method this server does not implement, which 2026-07-28 answers with 404 and -32601."""
     server, headers = mcp
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
     method = "subscriptions/listen"
-    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"_meta": meta}}
-    headers = {**headers, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
-    answer = raw(server, json.dumps(message).encode(), headers)
-    assert jsonrpc_error(answer) == (406, None, -32600)
+    params = {"_meta": MODERN_META, "notifications": {"toolsListChanged": True}}
+    message = {"jsonrpc": "2.0", "id": "listen-1", "method": method, "params": params}
+    answer = raw(server, json.dumps(message).encode(), modern_headers(headers, method))
+    assert jsonrpc_error(answer) == (404, "listen-1", -32601)
+    assert answer.json()["error"]["data"] == method
+    discover = {"jsonrpc": "2.0", "id": 2, "method": "server/discover"}
+    discover["params"] = {"_meta": MODERN_META}
+    found = raw(server, json.dumps(discover).encode(), modern_headers(headers, "server/discover"))
+    capabilities = found.json()["result"]["capabilities"]
+    assert "resources" not in capabilities
+    assert "prompts" not in capabilities
+    assert not capabilities["tools"].get("listChanged")
 
 
 # --- text a database cannot hold ------------------------------------------------------------
