@@ -69,6 +69,16 @@ async def collect(url: str, api_key: str) -> Examples:
                 "idempotency_key": f"example-{run}-decision",
             },
         )
+        await call(
+            "memory_add_decision_without_source",
+            "memory_add",
+            {
+                "write_context": wc,
+                "kind": "decision",
+                "content": "Serve the web UI from the same process.",
+                "rationale": "One deployment unit.",
+            },
+        )
         await call("memory_get", "memory_get", {"memory_id": decision["id"]})
         await call("memory_search", "memory_search", {"query": "PostgreSQL", "limit": 5})
         task = await call(
@@ -88,6 +98,11 @@ async def collect(url: str, api_key: str) -> Examples:
             "task_update",
             "task_update",
             {**base, "expected_version": 1, "status": "in_progress", "next_step": "Test it."},
+        )
+        await call(
+            "task_update_nothing_to_update",
+            "task_update",
+            {**base, "expected_version": 2, "status": None, "next_step": None},
         )
         await call(
             "task_update_stale_version",
