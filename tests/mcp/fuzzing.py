@@ -11,7 +11,7 @@ NUL escapes, out-of-range numbers), ids of every JSON type, and headers (Content
 MCP-Protocol-Version, Mcp-Method/Mcp-Name, Origin, Host, Authorization, X-Request-ID, the HTTP
 method).
 
-What is allowed back (DESIGN section 5: no input gives a 5xx or a -32603): a result; a tool error
+What is allowed back (no input gives a 5xx or a -32603): a result; a tool error
 with a pinned code; a JSON-RPC error object with a code JSON-RPC or MCP defines; 202 with no body
 for a notification or a client's response; an array of those for a batch (at the revisions that
 have batches); the pinned HTTP refusals (401, 403, 405, 406, 413, 415, 421) with a JSON error

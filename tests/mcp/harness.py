@@ -19,7 +19,7 @@ from tests.live import ConsentBrowser, LiveServer, MemoryTokenStorage
 
 PASSWORD = "correct-horse-battery-staple-42"
 MODES = ("legacy", "auto")
-# The pinned tools (DESIGN section 5), in the order tools/list gives them.
+# The pinned tools, in the order tools/list gives them.
 EVERY_TOOL = (
     "server_identity",
     "continuity_context",

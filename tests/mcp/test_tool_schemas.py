@@ -314,7 +314,7 @@ def created_todo(world: McpWorld, era: str, wc: dict[str, str]) -> str:
 
 
 def assert_fields(code: str, error: dict[str, Any]) -> None:
-    """The fields DESIGN section 5 promises with each code, typed as the schema says."""
+    """The fields each pinned code promises, typed as the schema says."""
     if code == "stale_version":
         assert error["current_version"] == 2
     elif code == "validation_error":
