@@ -245,8 +245,14 @@ def run_authorization(arguments: list[str], tmp_path: Path) -> str:
         text=True,
     )
     lines: queue.Queue[str] = queue.Queue()
-    assert process.stdout is not None
-    reader = threading.Thread(target=lambda: [lines.put(line) for line in process.stdout or []])
+    output = process.stdout
+    assert output is not None
+
+    def read() -> None:
+        for line in output:
+            lines.put(line)
+
+    reader = threading.Thread(target=read)
     reader.start()
     seen: list[str] = []
     try:
