@@ -9,8 +9,11 @@ What it adds to DOT:
 - codes are stored as digests, redeemed with a compare-and-set, and a replayed code revokes the
   tokens issued from it;
 - every token issue re-checks the membership and caps the scopes to the current role;
-- a presented refresh token that was already rotated (or revoked) revokes its whole family,
-  also when two refreshes race; a family ends 30 days after it began;
+- a refresh token presented again within seconds of its rotation (a client refreshing on two
+  connections at once) gets the rotation's own answer (identity.refresh_window); later, or
+  once revoked, it revokes its whole family; a family ends 30 days after it began;
+- a client ID metadata document fetched on the way is audited, and a refused one says why
+  (identity.cimd);
 - a token has exactly one audience, one of HeyAira's two resources;
 - the resource server refuses tokens without a project or an audience.
 """
@@ -34,7 +37,8 @@ from oauthlib.oauth2.rfc6749 import errors
 
 from audit.models import Outcome
 from audit.recorder import fingerprint
-from identity import audit
+from identity import audit, refresh_window, registration
+from identity.cimd.outcome import settle as settle_client_document
 from identity.models import AccessToken, Grant, RefreshToken
 from identity.policy import (
     allowed_resources,
@@ -42,11 +46,25 @@ from identity.policy import (
     code_digest,
     refresh_family_expired,
 )
-from identity.replays import Replay, Replayed, replay_of, revoke_replayed
+from identity.replays import Repeated, Replay, Replayed, replay_of, revoke_replayed
 from projects.roles import member_role
 
 
 class HeyAiraValidator(OAuth2Validator):
+    # ---- clients ------------------------------------------------------------------------
+
+    def validate_client_id(
+        self, client_id: str, request: Request, *args: Any, **kwargs: Any
+    ) -> bool:
+        known = super().validate_client_id(client_id, request, *args, **kwargs)
+        settle_client_document(client_id, request.client if known else None)
+        return bool(known)
+
+    def client_authentication_required(self, request: Request, *args: Any, **kwargs: Any) -> bool:
+        required = super().client_authentication_required(request, *args, **kwargs)
+        settle_client_document(request.client_id or "", request.client)
+        return bool(required)
+
     # ---- authorization endpoint ---------------------------------------------------------
 
     def save_authorization_code(
@@ -197,7 +215,13 @@ class HeyAiraValidator(OAuth2Validator):
             return False
         audit.note(project=row.project, user=row.user)
         if row.revoked is not None:
-            # Rotated or revoked: with a grace period of 0 any second use is a replay.
+            if refresh_window.repeat_of(row, refresh_token, client.pk) is not None:
+                # Rotated moments ago: answered again with the rotation's own answer (the
+                # issuing step finds it again under the row lock).
+                request.refresh_token_instance = row
+                request.heyaira_audience = list(row.resource)
+                return self._bind(request, row.user, row.project, [])
+            # Rotated (past the repeat window) or revoked: a replay. DOT's grace period stays 0.
             replay = Replay(
                 audit.REFRESH_REUSE,
                 row.token_family,
@@ -266,6 +290,12 @@ class HeyAiraValidator(OAuth2Validator):
     ) -> None:
         try:
             super().save_bearer_token(token, request, *args, **kwargs)
+        except Repeated as repeated:
+            # Nothing was written; the answer is the one the rotation gave (refresh_window).
+            token.clear()
+            token.update(repeated.repeat.token)
+            repeat = repeated.repeat
+            self._audit_issue(request, Outcome.REPLAYED, repeat.access_token, repeat.checksum)
         except Replayed as raised:
             # The issuing transaction rolled back; the revocation must not. A code that lost
             # the race was redeemed by the winner, whose tokens are committed by now: revoke
@@ -296,7 +326,7 @@ class HeyAiraValidator(OAuth2Validator):
         else:
             self._lock_refresh_token(request)
         super()._save_bearer_token(token, request, *args, **kwargs)
-        self._after_issue(request)
+        self._after_issue(request, token)
 
     def _redeem(self, request: Request) -> None:
         """Compare-and-set: the WHERE on redeemed_at is the lock, so of two concurrent
@@ -309,30 +339,46 @@ class HeyAiraValidator(OAuth2Validator):
 
     def _lock_refresh_token(self, request: Request) -> None:
         """Two refreshes of one token may both pass validation; the row lock orders them and
-        the second sees the token already rotated: that is a replay, not a second family."""
+        the second sees the token already rotated: within the repeat window it gets the
+        first one's answer, past it that is a replay; never a second family."""
         row = RefreshToken.objects.select_for_update().get(pk=request.refresh_token_instance.pk)
         if row.revoked is not None:
+            repeat = refresh_window.repeat_of(row, request.refresh_token, request.client.pk)
+            if repeat is not None:
+                raise Repeated(repeat)
             raise Replayed(replay_of(audit.REFRESH_REUSE, row.token_family, request))
         request.refresh_token_instance = row
+        request.heyaira_rotated = row  # DOT rotates it next; its answer is sealed after
 
-    def _after_issue(self, request: Request) -> None:
+    def _after_issue(self, request: Request, token: dict[str, Any]) -> None:
         access_token: AccessToken = request.heyaira_access_token
         refresh: RefreshToken | None = getattr(request, "heyaira_refresh_token", None)
-        if request.grant_type == "authorization_code" and refresh is not None:
-            Grant.objects.filter(pk=request.heyaira_grant.pk).update(
-                issued_family=refresh.token_family
+        if request.grant_type == "authorization_code":
+            registration.mark_used(request.client)
+            if refresh is not None:
+                Grant.objects.filter(pk=request.heyaira_grant.pk).update(
+                    issued_family=refresh.token_family
+                )
+        rotated = getattr(request, "heyaira_rotated", None)
+        if rotated is not None and refresh is not None:
+            refresh_window.seal(
+                rotated, request.refresh_token, token, successor=refresh, access=access_token
             )
+            refresh_window.wipe_expired(refresh.token_family)
+        self._audit_issue(request, Outcome.SUCCESS, access_token.pk, access_token.token_checksum)
+
+    def _audit_issue(self, request: Request, outcome: Outcome, pk: Any, checksum: str) -> None:
         audit.record_oauth(
             audit.TOKEN_OPERATIONS[request.grant_type],
-            Outcome.SUCCESS,
+            outcome,
             user=request.user,
             project=request.project,
             client_id=request.client.client_id,
-            resource=access_token.resource[0],
+            resource=request.heyaira_audience[0],
             target_type="access_token",
-            target_id=str(access_token.pk),
+            target_id=str(pk),
             credential_kind="oauth_token",
-            fingerprint=fingerprint(access_token.token_checksum),
+            fingerprint=fingerprint(checksum),
         )
 
     def _create_access_token(
