@@ -28,7 +28,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
@@ -87,13 +87,18 @@ def seal(
     )
 
 
-def repeat_of(row: RefreshToken, presented: str, client_pk: int) -> Repeat | None:
+def repeat_of(
+    row: RefreshToken, presented: str, client_pk: int, arrived: datetime
+) -> Repeat | None:
     """The answer for presenting this already-rotated token again, or None when that is reuse:
-    past the window, another client, a row revoked rather than rotated, or a successor that
-    is no longer live (revoked, or rotated in turn)."""
+    arrived past the window, another client, a row revoked rather than rotated, or a successor
+    that is no longer live (revoked, or rotated in turn).
+
+    The window is judged by when the request arrived, not when it got the row lock: a repeat
+    that waited its turn behind the rotation (and others) is still the same burst."""
     if not row.successor_sealed or row.revoked is None or row.application_id != client_pk:
         return None
-    if timezone.now() - row.revoked > window():
+    if arrived - row.revoked > window():
         return None
     payload = _open(row, presented)
     if payload is None:

@@ -45,6 +45,7 @@ from identity.policy import (
     cap_scopes,
     code_digest,
     refresh_family_expired,
+    refresh_token_usable,
 )
 from identity.replays import Repeated, Replay, Replayed, replay_of, revoke_replayed
 from projects.roles import member_role
@@ -203,9 +204,10 @@ class HeyAiraValidator(OAuth2Validator):
     def validate_refresh_token(
         self, refresh_token: str, client: Any, request: Request, *args: Any, **kwargs: Any
     ) -> bool:
+        request.heyaira_arrived = timezone.now()  # the repeat window is judged from here
         checksum = hashlib.sha256(refresh_token.encode()).hexdigest()
         row = (
-            RefreshToken.objects.select_related("user", "project")
+            RefreshToken.objects.select_related("user", "project", "access_token")
             .filter(token_checksum=checksum)
             .order_by(F("revoked").desc(nulls_first=True))
             .first()
@@ -215,14 +217,33 @@ class HeyAiraValidator(OAuth2Validator):
             return False
         audit.note(project=row.project, user=row.user)
         if row.revoked is not None:
-            if refresh_window.repeat_of(row, refresh_token, client.pk) is not None:
-                # Rotated moments ago: answered again with the rotation's own answer (the
-                # issuing step finds it again under the row lock).
-                request.refresh_token_instance = row
-                request.heyaira_audience = list(row.resource)
-                return self._bind(request, row.user, row.project, [])
-            # Rotated (past the repeat window) or revoked: a replay. DOT's grace period stays 0.
-            replay = Replay(
+            return self._repeat_or_replay(row, refresh_token, client, request)
+        if refresh_family_expired(row.family_started or row.created):
+            RefreshToken.revoke_family(row.token_family)
+            audit.note(reason="refresh_family_expired")
+            return False
+        # DOT's own checks, on this very row: DOT's validate_refresh_token would read it
+        # again, and a rotation by a concurrent request in between would look to DOT like
+        # reuse (it would revoke the family on the spot).
+        if not refresh_token_usable(row, client.pk):
+            audit.note(reason="refresh_refused")
+            return False
+        request.refresh_token_instance = row
+        request.heyaira_audience = list(row.resource)
+        return self._bind(request, row.user, row.project, [])
+
+    def _repeat_or_replay(
+        self, row: RefreshToken, refresh_token: str, client: Any, request: Request
+    ) -> bool:
+        """A rotated (or revoked) token: answered again within the repeat window, or a replay
+        that revokes the family. DOT's grace period stays 0."""
+        if refresh_window.repeat_of(row, refresh_token, client.pk, request.heyaira_arrived):
+            # The issuing step finds the answer again under the row lock (_lock_refresh_token).
+            request.refresh_token_instance = row
+            request.heyaira_audience = list(row.resource)
+            return self._bind(request, row.user, row.project, [])
+        revoke_replayed(
+            Replay(
                 audit.REFRESH_REUSE,
                 row.token_family,
                 row.project,
@@ -230,17 +251,8 @@ class HeyAiraValidator(OAuth2Validator):
                 client.client_id,
                 list(row.resource),
             )
-            revoke_replayed(replay)
-            return False
-        if refresh_family_expired(row.family_started or row.created):
-            RefreshToken.revoke_family(row.token_family)
-            audit.note(reason="refresh_family_expired")
-            return False
-        if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
-            audit.note(reason="refresh_refused")
-            return False
-        request.heyaira_audience = list(row.resource)
-        return self._bind(request, row.user, row.project, [])
+        )
+        return False
 
     # ---- token endpoint: issuing --------------------------------------------------------
 
@@ -343,7 +355,9 @@ class HeyAiraValidator(OAuth2Validator):
         first one's answer, past it that is a replay; never a second family."""
         row = RefreshToken.objects.select_for_update().get(pk=request.refresh_token_instance.pk)
         if row.revoked is not None:
-            repeat = refresh_window.repeat_of(row, request.refresh_token, request.client.pk)
+            repeat = refresh_window.repeat_of(
+                row, request.refresh_token, request.client.pk, request.heyaira_arrived
+            )
             if repeat is not None:
                 raise Repeated(repeat)
             raise Replayed(replay_of(audit.REFRESH_REUSE, row.token_family, request))

@@ -9,6 +9,7 @@ under paths of its own and reads back which requests arrived.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import ipaddress
 import json
@@ -167,10 +168,9 @@ def document_server(ca: TestCA) -> Iterator[DocumentServer]:
             else:
                 self.send_header("Content-Length", str(len(answer.body)))
             self.end_headers()
-            try:
+            # The fetcher may stop reading (what a size cap does).
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self.wfile.write(answer.body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the fetcher stopped reading: what a size cap does
 
         def log_message(self, format: str, *args: object) -> None:
             pass

@@ -45,8 +45,8 @@ def test_ca(tmp_path_factory: pytest.TempPathFactory) -> TestCA:
 
 @pytest.fixture
 def docs(test_ca: TestCA, settings: Any) -> Iterator[DocumentServer]:
-    """An HTTPS server for client ID metadata documents, which this server may fetch from:
-    its CA is trusted (HEYAIRA_CIMD_CA_BUNDLE) and 127.0.0.1 allowed (HEYAIRA_CIMD_PRIVATE_HOSTS)."""
+    """An HTTPS server for client ID metadata documents, which this server may fetch from: its
+    CA is trusted (HEYAIRA_CIMD_CA_BUNDLE), 127.0.0.1 allowed (HEYAIRA_CIMD_PRIVATE_HOSTS)."""
     settings.HEYAIRA_CIMD_CA_BUNDLE = str(test_ca.bundle)
     settings.HEYAIRA_CIMD_PRIVATE_HOSTS = ["127.0.0.1"]
     with document_server(test_ca) as server:

@@ -32,7 +32,6 @@ from tests.oauth.flows import (
     bearer,
     challenge_of,
     exchange,
-    refresh,
     register,
 )
 

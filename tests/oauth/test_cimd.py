@@ -53,7 +53,7 @@ def test_it_signs_in_a_documented_client_and_shows_where_it_is_published(
     assert page.status_code == 200, page.content
     html = page.content.decode()
     host = f"127.0.0.1:{docs.port}"
-    assert f"This app identifies itself as <strong>Claude</strong>, published at" in html
+    assert "This app identifies itself as <strong>Claude</strong>, published at" in html
     assert f"<strong>{host}</strong>" in html
     assert f"Connect “Claude” from {host} to HeyAira?" in html
     application = Application.objects.get(client_id=url)

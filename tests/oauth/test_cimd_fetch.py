@@ -26,7 +26,7 @@ from tests.oauth.flows import REDIRECT_URI
         "192.168.1.1",
         "169.254.10.10",  # link-local
         "100.64.0.1",  # shared address space (CGNAT)
-        "0.0.0.0",
+        "0.0.0.0",  # noqa: S104 (an address to refuse, not one to bind)
         "224.0.0.1",  # multicast
         "239.255.255.250",
         "240.0.0.1",  # reserved

@@ -28,7 +28,11 @@ def assert_refused(page: Any, client_id: str, code: str, why: str) -> None:
     assert why in html
     assert not Application.objects.filter(client_id=client_id).exists()
     event = last_event("oauth_client_register", outcome="rejected")
-    assert (event.error_code, event.client_id, event.target_type) == (code, client_id, "cimd_client")
+    assert (event.error_code, event.client_id, event.target_type) == (
+        code,
+        client_id,
+        "cimd_client",
+    )
 
 
 def test_it_refuses_a_client_id_over_http(world: World, docs: DocumentServer):
