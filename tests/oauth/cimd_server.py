@@ -33,13 +33,13 @@ EXTRA_NAMES = ("localhost", "client-docs.test")
 
 
 @dataclass(frozen=True)
-class TestCA:
+class CertificateAuthority:
     bundle: Path  # the CA certificate, PEM: what HEYAIRA_CIMD_CA_BUNDLE names
     cert: Path  # the server's certificate and key
     key: Path
 
 
-def make_ca(directory: Path) -> TestCA:
+def make_ca(directory: Path) -> CertificateAuthority:
     """A CA and a server certificate for 127.0.0.1 (and EXTRA_NAMES) signed by it."""
     now = dt.datetime.now(dt.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -81,7 +81,9 @@ def make_ca(directory: Path) -> TestCA:
         )
         .sign(ca_key, hashes.SHA256())
     )
-    ca = TestCA(directory / "ca.pem", directory / "server.pem", directory / "server.key")
+    ca = CertificateAuthority(
+        directory / "ca.pem", directory / "server.pem", directory / "server.key"
+    )
     ca.bundle.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
     ca.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     ca.key.write_bytes(
@@ -105,7 +107,7 @@ class Answer:
 @dataclass
 class DocumentServer:
     port: int
-    ca: TestCA
+    ca: CertificateAuthority
     answers: dict[str, Answer] = field(default_factory=dict)
     requests: list[str] = field(default_factory=list)  # the paths asked for, in order
 
@@ -148,7 +150,7 @@ class DocumentServer:
 
 
 @contextmanager
-def document_server(ca: TestCA) -> Iterator[DocumentServer]:
+def document_server(ca: CertificateAuthority) -> Iterator[DocumentServer]:
     """An HTTPS server on a free 127.0.0.1 port, serving what the test published."""
     holder: list[DocumentServer] = []
 

@@ -10,7 +10,7 @@ from django.test import Client
 
 from tests.factories import World
 from tests.live import asgi_server  # noqa: F401  (the live-server fixture)
-from tests.oauth.cimd_server import DocumentServer, TestCA, document_server, make_ca
+from tests.oauth.cimd_server import CertificateAuthority, DocumentServer, document_server, make_ca
 
 
 @pytest.fixture(autouse=True)
@@ -39,15 +39,15 @@ def api(db: None) -> Client:
 
 
 @pytest.fixture(scope="session")
-def test_ca(tmp_path_factory: pytest.TempPathFactory) -> TestCA:
+def docs_ca(tmp_path_factory: pytest.TempPathFactory) -> CertificateAuthority:
     return make_ca(Path(tmp_path_factory.mktemp("cimd-ca")))
 
 
 @pytest.fixture
-def docs(test_ca: TestCA, settings: Any) -> Iterator[DocumentServer]:
+def docs(docs_ca: CertificateAuthority, settings: Any) -> Iterator[DocumentServer]:
     """An HTTPS server for client ID metadata documents, which this server may fetch from: its
     CA is trusted (HEYAIRA_CIMD_CA_BUNDLE), 127.0.0.1 allowed (HEYAIRA_CIMD_PRIVATE_HOSTS)."""
-    settings.HEYAIRA_CIMD_CA_BUNDLE = str(test_ca.bundle)
+    settings.HEYAIRA_CIMD_CA_BUNDLE = str(docs_ca.bundle)
     settings.HEYAIRA_CIMD_PRIVATE_HOSTS = ["127.0.0.1"]
-    with document_server(test_ca) as server:
+    with document_server(docs_ca) as server:
         yield server
