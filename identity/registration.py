@@ -54,6 +54,7 @@ class Refusal:
     code: str  # rate_limited | registration_cap
     description: str
     retry_after: int
+    first_of_window: bool = False  # the per-network limit's first refusal of its window
 
 
 class MetadataError(Exception):
@@ -82,6 +83,7 @@ def admit_network(address: str) -> Refusal | None:
         "rate_limited",
         "Too many client registrations from this network; retry later.",
         hit.retry_after,
+        first_of_window=hit.first_refusal,
     )
 
 

@@ -103,9 +103,15 @@ class RegistrationView(dot.DynamicClientRegistrationView):
 def refused_registration(
     request: HttpRequest, refusal: registration.Refusal, address: str
 ) -> HttpResponse:
-    """429 for a registration over a limit; audited as counts (the first of each window and
-    network gets its row), since anyone can send these as fast as they like."""
-    if count_rejection(audit.CLIENT_REGISTER, refusal.code, address):
+    """429 for a registration over a limit. Anyone can send these as fast as they like, so
+    not every one is a row: the per-network limit sheds a flood without touching the database
+    (its first refusal of each window is recorded); the cap's refusals, which asked the
+    database anyway, are counted per network and reason (the first of each window recorded)."""
+    if refusal.code == "rate_limited":
+        noteworthy = refusal.first_of_window
+    else:
+        noteworthy = count_rejection(audit.CLIENT_REGISTER, refusal.code, address)
+    if noteworthy:
         record_registration(request, Outcome.REJECTED, error_code=refusal.code)
     response = JsonResponse(
         {"error": refusal.code, "error_description": refusal.description}, status=429

@@ -165,9 +165,8 @@ def test_it_rate_limits_registrations_per_source_address(api: Client):
     assert Application.objects.count() == 2
     # Another address is not affected.
     register(api, address="192.0.2.11")
-    # A flood of refusals is one audit row, not one per request, and an exact count.
+    # A flood of refusals is one audit row, not one per request, and no database work each.
     rows = AuditEvent.objects.filter(operation="oauth_client_register", error_code="rate_limited")
     assert rows.count() == 1
     assert rows.get().outcome == "rejected"
-    counted = AnonymousRejection.objects.get(operation="oauth_client_register")
-    assert (counted.reason, counted.source, counted.count) == ("rate_limited", "192.0.2.10", 2)
+    assert not AnonymousRejection.objects.exists()
