@@ -326,6 +326,8 @@ HEYAIRA_CIMD_ENABLED = env_bool("HEYAIRA_CIMD_ENABLED", True)
 # Hosts whose documents may live on loopback, private or link-local addresses (an internal
 # client registry, or a test); every other host must resolve to public addresses only.
 HEYAIRA_CIMD_PRIVATE_HOSTS = env_list("HEYAIRA_CIMD_PRIVATE_HOSTS", [])
+if "*" in HEYAIRA_CIMD_PRIVATE_HOSTS:
+    raise ConfigError("HEYAIRA_CIMD_PRIVATE_HOSTS names hosts; '*' would let anyone reach inside")
 # A PEM file of the certificate authorities trusted when fetching documents, instead of the
 # system's (an internal CA); empty: the system's trust store.
 HEYAIRA_CIMD_CA_BUNDLE = env_str("HEYAIRA_CIMD_CA_BUNDLE", "")

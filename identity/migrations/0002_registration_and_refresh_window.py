@@ -2,6 +2,15 @@
 
 from django.conf import settings
 from django.db import migrations, models
+from django.db.models import F
+
+
+def grandfather_existing_clients(apps, schema_editor):
+    """Clients registered before this migration may well be in use (their tokens may even have
+    been cleared since): count them as used, so that the purge of never-used registrations only
+    ever removes clients registered after it."""
+    Application = apps.get_model("oauth", "Application")
+    Application.objects.filter(first_token_at__isnull=True).update(first_token_at=F("created"))
 
 
 class Migration(migrations.Migration):
@@ -22,6 +31,7 @@ class Migration(migrations.Migration):
             name='successor_sealed',
             field=models.TextField(blank=True, default='', editable=False),
         ),
+        migrations.RunPython(grandfather_existing_clients, migrations.RunPython.noop),
         migrations.AddIndex(
             model_name='application',
             index=models.Index(condition=models.Q(('first_token_at__isnull', True)), fields=['created'], name='oauth_app_unused_created'),
