@@ -112,9 +112,7 @@ def record_oauth(
         actor_id=actor[1],
         actor_label=actor[2],
         user_id=int(user.pk) if user is not None else None,
-        # A client ID metadata document's URL may be longer than the columns: its start says
-        # whose it is.
-        client_id=client_id[:100],
+        client_id=client_id,
         request_id=current_notes().request_id if request_id is None else request_id,
         resource=resource,
         instance=settings.HEYAIRA_INSTANCE,
@@ -127,6 +125,6 @@ def record_oauth(
         context,
         project=project,
         target_type=target_type,
-        target_id=target_id[:128],
+        target_id=target_id,
         error_code=error_code[:32],
     )

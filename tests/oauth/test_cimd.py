@@ -195,3 +195,16 @@ def test_a_known_document_client_is_not_a_new_registration(
     # Over the network's limit, yet a stale known client is simply fetched again.
     assert consent_page(browser, Authorization(documented(url))).status_code == 200
     assert docs.fetched("/apps/known.json") == 2
+
+
+def test_a_document_url_longer_than_the_audit_columns_is_recorded_by_its_start(
+    world: World, docs: DocumentServer
+):
+    path = "/apps/" + "nested/" * 30 + "client.json"
+    url = docs.document(path, REDIRECT_URI)
+    assert len(url) > 200
+
+    assert consent_page(signed_in(world.owner), Authorization(documented(url))).status_code == 200
+
+    event = last_event("oauth_client_register")
+    assert (event.outcome, event.client_id, event.target_id) == ("success", url[:100], url[:128])
