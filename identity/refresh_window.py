@@ -103,8 +103,11 @@ def repeat_of(
     payload = _open(row, presented)
     if payload is None:
         return None
-    if not RefreshToken.objects.filter(pk=payload["successor"], revoked__isnull=True).exists():
-        return None
+    successor = RefreshToken.objects.filter(
+        pk=payload["successor"], revoked__isnull=True, access_token_id=payload["access_token"]
+    )
+    if not successor.exists():
+        return None  # the answer no longer stands: its pair was rotated or revoked since
     token = dict(payload["token"])
     # The access token was issued then: say how long it has left.
     left = float(payload["issued_at"]) + float(token.get("expires_in", 0)) - time.time()

@@ -5,16 +5,22 @@ The consent page is identity.consent; sign-in is identity.signin.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 from oauth2_provider import views as dot
 from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.signals import app_authorized
 
 from audit.models import Outcome
 from audit.noise import count_rejection
 from identity import audit, registration
 from identity.http import json_error, no_store, token_request_client_id
+from identity.models import AccessToken
 from identity.policy import resource_for_metadata_path
 
 
@@ -39,6 +45,26 @@ class TokenView(dot.TokenView):
     Issued tokens are audited by the validator, inside the issuing transaction; refusals are
     audited here, after oauthlib has answered.
     """
+
+    @method_decorator(sensitive_post_parameters("password", "client_secret"))
+    def authorization_flow_token_response(
+        self, request: HttpRequest, *args: Any, **kwargs: Any
+    ) -> HttpResponse:
+        """DOT's, except that the issued access token it announces (`app_authorized`) is looked
+        up with first(), not get(): a repeated refresh answer's access token may be rotated
+        away by a concurrent request in the moment after it was chosen, and that must not turn
+        into a 500 (the client then refreshes again and gets the newer answer)."""
+        _url, headers, body, status = self.create_token_response(request)
+        if status == 200:
+            issued = str(json.loads(body).get("access_token", ""))
+            checksum = hashlib.sha256(issued.encode()).hexdigest()
+            token = AccessToken.objects.filter(token_checksum=checksum).first()
+            if token is not None:
+                app_authorized.send(sender=self, request=request, token=token)
+        response = HttpResponse(content=body, status=status)
+        for name, value in headers.items():
+            response[name] = value
+        return response
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         with audit.noting(getattr(request, "request_id", "")) as notes:
@@ -120,15 +146,10 @@ def refused_registration(
     return no_store(response)
 
 
-def record_registration(
-    request: HttpRequest, outcome: Outcome, *, client_id: str = "", error_code: str = ""
-) -> None:
+def record_registration(request: HttpRequest, outcome: Outcome, *, error_code: str) -> None:
     audit.record_oauth(
         audit.CLIENT_REGISTER,
         outcome,
-        client_id=client_id,
-        target_type="oauth_client" if client_id else "",
-        target_id=client_id,
         error_code=error_code,
         request_id=getattr(request, "request_id", ""),
     )

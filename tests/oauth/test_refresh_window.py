@@ -171,3 +171,17 @@ def test_sealed_answers_are_wiped_after_the_window(
     assert not sealed.exists()
     assert "wiped 1 expired refresh answers" in output.getvalue()
     assert identity_status(api, third["access_token"]) == 200
+
+
+def test_a_repeat_is_reuse_once_the_new_access_token_is_gone(
+    api: Client, granted: tuple[OAuthClient, dict[str, str]]
+):
+    oauth, first = granted
+    second = refresh(api, oauth, first["refresh_token"]).json()
+    AccessToken.objects.filter(project__isnull=False).delete()  # as an operator might
+
+    repeat = refresh(api, oauth, first["refresh_token"])
+
+    assert repeat.status_code == 400  # never a 500, never a dead token handed out again
+    assert repeat.json()["error"] == "invalid_grant"
+    assert refresh(api, oauth, second["refresh_token"]).json()["error"] == "invalid_grant"
