@@ -314,5 +314,51 @@ OAUTH2_PROVIDER = {
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
-    "CIMD_ENABLED": False,
 }
+
+# ---- Client registration (DCR and client ID metadata documents) and the refresh window -------
+# docs/oauth.md says what each does; docs/operating.md lists them for operators.
+#
+# Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document): a client whose
+# client_id is an https URL is described by the JSON document at that URL, fetched by
+# identity.cimd (https only, no redirects, DNS resolved once and pinned, at most 5 KB, 3 s).
+HEYAIRA_CIMD_ENABLED = env_bool("HEYAIRA_CIMD_ENABLED", True)
+# Hosts whose documents may live on loopback, private or link-local addresses (an internal
+# client registry, or a test); every other host must resolve to public addresses only.
+HEYAIRA_CIMD_PRIVATE_HOSTS = env_list("HEYAIRA_CIMD_PRIVATE_HOSTS", [])
+if "*" in HEYAIRA_CIMD_PRIVATE_HOSTS:
+    raise ConfigError("HEYAIRA_CIMD_PRIVATE_HOSTS names hosts; '*' would let anyone reach inside")
+# A PEM file of the certificate authorities trusted when fetching documents, instead of the
+# system's (an internal CA); empty: the system's trust store.
+HEYAIRA_CIMD_CA_BUNDLE = env_str("HEYAIRA_CIMD_CA_BUNDLE", "")
+if HEYAIRA_CIMD_CA_BUNDLE and not Path(HEYAIRA_CIMD_CA_BUNDLE).is_file():
+    raise ConfigError(f"HEYAIRA_CIMD_CA_BUNDLE={HEYAIRA_CIMD_CA_BUNDLE!r} is not a file")
+OAUTH2_PROVIDER.update(
+    {
+        "CIMD_ENABLED": HEYAIRA_CIMD_ENABLED,
+        "CIMD_METADATA_FETCHER": "identity.cimd.fetch.PinnedFetcher",
+        "CIMD_REGISTRATION_PERMISSION_CLASSES": ("identity.cimd.limits.RegistrationLimits",),
+        "CIMD_FETCH_TIMEOUT_SECONDS": 3,
+        "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
+        # Cache-Control max-age is honoured between these bounds (no-store: the floor).
+        "CIMD_METADATA_MIN_AGE_SECONDS": 300,
+        "CIMD_METADATA_MAX_AGE_SECONDS": 24 * 3600,
+        "CIMD_FAILURE_BACKOFF_SECONDS": 60,
+        "CIMD_MAX_CONCURRENT_FETCHES": 10,
+    }
+)
+# Registered clients (DCR or CIMD) that never obtained a token are removed this many hours
+# after registration (`manage.py purge_oauth`, and on the way when the cap below is reached).
+HEYAIRA_UNUSED_CLIENT_HOURS = env_int("HEYAIRA_UNUSED_CLIENT_HOURS", 24, minimum=1)
+# At most this many such never-used clients at once, whatever their source network: past it,
+# registration answers 429 until some are used or removed.
+HEYAIRA_UNUSED_CLIENTS_MAX = env_int("HEYAIRA_UNUSED_CLIENTS_MAX", 5000, minimum=1)
+# A refresh token presented again within this many seconds of its rotation (a client refreshing
+# on two connections at once) gets the same answer as the first use; later, it is reuse and
+# revokes the whole family. 0 treats every second use as reuse.
+HEYAIRA_REFRESH_REPEAT_WINDOW_SECONDS = env_int(
+    "HEYAIRA_REFRESH_REPEAT_WINDOW_SECONDS", 10, minimum=0
+)
+if HEYAIRA_REFRESH_REPEAT_WINDOW_SECONDS > 60:
+    raise ConfigError("HEYAIRA_REFRESH_REPEAT_WINDOW_SECONDS must be at most 60 (seconds)")
+# ---- end of client registration and the refresh window ----------------------------------------

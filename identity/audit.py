@@ -28,6 +28,7 @@ CSRF_REJECTED = "csrf_rejected"
 AUTHORIZE = "oauth_authorize"
 CONSENT = "oauth_consent"
 CLIENT_REGISTER = "oauth_client_register"
+CLIENT_METADATA_REFRESH = "oauth_client_metadata_refresh"
 CODE_EXCHANGE = "oauth_code_exchange"
 TOKEN_REFRESH = "oauth_token_refresh"  # noqa: S105 (operation names)
 TOKEN_OTHER_GRANT = "oauth_token"  # noqa: S105
@@ -46,6 +47,10 @@ class RequestNotes:
     user: Any = None
     reason: str = ""  # a more precise error code than oauthlib's, when the validator knows one
     pkce_checked: bool = False
+    # A client ID metadata document fetched for this request ("first_seen" or "refreshed"),
+    # and why it was refused, if it was (identity.cimd).
+    cimd_fetch: str = ""
+    cimd_refusal: str = ""
 
 
 _notes: ContextVar[RequestNotes | None] = ContextVar("heyaira_oauth_notes", default=None)
@@ -71,7 +76,7 @@ def note(**values: Any) -> None:
     if notes is None:
         return
     for name, value in values.items():
-        if name == "reason" and notes.reason:
+        if name in ("reason", "cimd_refusal") and getattr(notes, name):
             continue  # the first reason found is the real one
         setattr(notes, name, value)
 

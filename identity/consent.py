@@ -21,9 +21,12 @@ from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749 import errors as oauth_errors
 
 from audit.models import Outcome
+from audit.noise import count_rejection
 from core.access import Role
 from core.pages import people_page
 from identity import audit
+from identity.cimd import refusals
+from identity.cimd.document import is_url_client_id, published_at
 from identity.http import with_iss
 from identity.models import Application
 from identity.policy import cap_scopes, default_resource, resource_label, scope_description
@@ -104,9 +107,10 @@ class ConsentView(AuthorizationView):
             request.GET = query  # type: ignore[assignment]
         return super().get(request, *args, **kwargs)
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # Notes for the whole request: the validator says why a client was refused on GET too.
         with audit.noting(getattr(request, "request_id", "")):
-            return super().post(request, *args, **kwargs)
+            return super().dispatch(request, *args, **kwargs)
 
     def handle_no_permission(self) -> HttpResponse:
         """Refuse a bad request before asking anyone to sign in for it."""
@@ -147,6 +151,26 @@ class ConsentView(AuthorizationView):
 
     def error_response(self, error: Any, application: Any, **kwargs: Any) -> HttpResponse:
         oauth_error = error.oauthlib_error
+        client_id = str(oauth_error.client_id or self.request.GET.get("client_id", ""))
+        code = audit.current_notes().reason or authorize_error_code(oauth_error)
+        if code in refusals.REASONS:
+            # A client ID metadata document refused (or over the registration limits): the
+            # page says why, and the audit log counts it as a refused registration.
+            oauth_error.description = refusals.description(code, client_id)
+            self._audit_refused_registration(client_id, code)
+        else:
+            if code == "redirect_uri_mismatch" and is_url_client_id(client_id):
+                oauth_error.description = (
+                    "The redirect URI is not one of those the application lists in its "
+                    f"published description at {client_id[:200]}."
+                )
+            self._audit_refusal(oauth_error, client_id, code)
+        response = super().error_response(error, application, **kwargs)
+        if code in refusals.LIMIT_CODES:
+            response.status_code = 429
+        return response
+
+    def _audit_refusal(self, oauth_error: Any, client_id: str, code: str) -> None:
         denied = isinstance(oauth_error, oauth_errors.AccessDeniedError)
         user = self.request.user if self.request.user.is_authenticated else None
         consent = getattr(self, "consent", None) or {}
@@ -155,11 +179,26 @@ class ConsentView(AuthorizationView):
             Outcome.REJECTED,
             user=user,
             project=consent.get("project") if user else None,
-            client_id=str(oauth_error.client_id or self.request.GET.get("client_id", ""))[:100],
-            error_code=authorize_error_code(oauth_error),
+            client_id=client_id,
+            error_code=code,
             request_id=getattr(self.request, "request_id", ""),
         )
-        return super().error_response(error, application, **kwargs)
+
+    def _audit_refused_registration(self, client_id: str, code: str) -> None:
+        user = self.request.user if self.request.user.is_authenticated else None
+        address = self.request.META.get("REMOTE_ADDR", "")
+        if user is None and not count_rejection(audit.CLIENT_REGISTER, code, address):
+            return  # anyone can send these: counted per network, the first of a window kept
+        audit.record_oauth(
+            audit.CLIENT_REGISTER,
+            Outcome.REJECTED,
+            user=user,
+            client_id=client_id,
+            target_type="cimd_client" if is_url_client_id(client_id) else "",
+            target_id=client_id,
+            error_code=code,
+            request_id=getattr(self.request, "request_id", ""),
+        )
 
     def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
         issuer = oauth2_settings.oauth2_authorization_server_issuer(self.request)
@@ -178,8 +217,15 @@ def consent_context(form: ConsentForm) -> dict[str, Any]:
     client = Application.objects.filter(client_id=str(form["client_id"].value() or "")).first()
     redirect = urlsplit(str(form["redirect_uri"].value() or ""))
     resource = str(form["resource"].value() or "") or default_resource()
+    documented = (
+        client is not None and client.registration_source == Application.RegistrationSource.CIMD
+    )
     return {
         "client_name": (client.name if client else "") or "An unnamed application",
+        # A client ID metadata document's host is who publishes the app: a look-alike name
+        # cannot borrow it.
+        "published_at": published_at(client.client_id) if documented and client else "",
+        "document_url": client.client_id if documented and client else "",
         "redirect_host": redirect.netloc,
         "resource_label": resource_label(resource),
         "requested": [scope_description(s) for s in form.requested_scopes()],

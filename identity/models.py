@@ -28,12 +28,31 @@ ProjectLink = models.ForeignKey[Project | None, Project | None]
 
 
 class Application(AbstractApplication):
-    """An OAuth client. Consent is never skipped, and only the code grant is available."""
+    """An OAuth client. Consent is never skipped, and only the code grant is available.
+
+    Public clients hold no secret at all: DOT would otherwise generate one and PBKDF2-hash it
+    on every save (a third of a second of CPU) for a value no one ever checks.
+    """
+
+    # When the client first obtained a token. Registered clients (DCR or CIMD) that never do
+    # are removed after a while (identity.registration), so that anonymous registration
+    # cannot grow the table without bound.
+    first_token_at: models.DateTimeField[datetime | None, datetime | None] = models.DateTimeField(
+        null=True, blank=True, editable=False
+    )
 
     objects = ApplicationManager()
 
     class Meta(AbstractApplication.Meta):
         swappable = "OAUTH2_PROVIDER_APPLICATION_MODEL"
+        indexes = [
+            # The never-used registrations, oldest first: counted against the cap, purged.
+            models.Index(
+                fields=["created"],
+                name="oauth_app_unused_created",
+                condition=models.Q(first_token_at__isnull=True),
+            )
+        ]
 
     def natural_key(self) -> tuple[str]:
         return (self.client_id,)
@@ -48,6 +67,8 @@ class Application(AbstractApplication):
             errors["authorization_grant_type"] = [
                 "HeyAira clients use the authorization code grant"
             ]
+        if self.client_type == self.CLIENT_CONFIDENTIAL and not self.client_secret:
+            errors["client_secret"] = ["A confidential client needs a client secret"]
         if errors:
             raise ValidationError(errors)
 
@@ -55,6 +76,10 @@ class Application(AbstractApplication):
         # skip_authorization would issue a code without the consent page, hence without a
         # project: the grant would then fail closed, but the flag has no legitimate use here.
         self.skip_authorization = False
+        if self.client_type == self.CLIENT_PUBLIC:
+            self.client_secret = ""
+        # A confidential client's secret is always stored hashed (pre-hashed values are kept).
+        self.hash_client_secret = self.client_type != self.CLIENT_PUBLIC
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
@@ -98,6 +123,12 @@ class RefreshToken(AbstractRefreshToken):
     # REFRESH_FAMILY_LIFETIME after it, whatever the activity (DOT only has an idle expiry).
     family_started: models.DateTimeField[datetime | None, datetime | None] = models.DateTimeField(
         null=True, blank=True
+    )
+    # The answer its rotation gave, encrypted with a key derived from this token (which is
+    # not stored): a client that presents it again within the repeat window gets the same
+    # answer (identity.refresh_window). Wiped once the window has passed.
+    successor_sealed: models.TextField[str, str] = models.TextField(
+        blank=True, default="", editable=False
     )
 
     class Meta(AbstractRefreshToken.Meta):

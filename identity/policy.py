@@ -15,12 +15,13 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils import timezone
+from oauth2_provider.models import refresh_token_expire_timedelta
 from oauth2_provider.settings import oauth2_settings
 
 from core.access import Role, scopes_for_role
 
 if TYPE_CHECKING:
-    from identity.models import AccessToken
+    from identity.models import AccessToken, RefreshToken
 
 # A refresh-token family ends this long after its first token, however active it is: DOT only
 # knows an idle expiry, and a stolen but regularly used token must not live forever.
@@ -132,3 +133,12 @@ def access_token_problem(token: AccessToken, audience: str) -> str | None:
 
 def refresh_family_expired(started: datetime | None) -> bool:
     return started is not None and timezone.now() >= started + REFRESH_FAMILY_LIFETIME
+
+
+def refresh_token_usable(row: RefreshToken, client_pk: int) -> bool:
+    """DOT's checks of a live refresh token: this client's, still paired with an access token,
+    and not idle past REFRESH_TOKEN_EXPIRE_SECONDS since that access token expired."""
+    if row.application_id != client_pk or row.access_token is None:
+        return False
+    idle = refresh_token_expire_timedelta()
+    return not (idle and row.access_token.expires + idle <= timezone.now())

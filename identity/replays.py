@@ -16,6 +16,7 @@ from oauthlib.common import Request
 from audit.models import Outcome
 from identity import audit
 from identity.models import RefreshToken
+from identity.refresh_window import Repeat
 
 
 @dataclass(frozen=True)
@@ -72,3 +73,13 @@ def revoke_replayed(replay: Replay) -> None:
             error_code="family_revoked" if replay.family else "replayed",
         )
     audit.note(reason=replay.reason)
+
+
+class Repeated(Exception):
+    """A refresh token presented again within the repeat window, found under the row lock:
+    raised to leave the issuing transaction with nothing written; the answer is the rotation's
+    (identity.refresh_window)."""
+
+    def __init__(self, repeat: Repeat) -> None:
+        super().__init__("repeated")
+        self.repeat = repeat

@@ -5,20 +5,23 @@ The consent page is identity.consent; sign-in is identity.signin.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 from oauth2_provider import views as dot
+from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.signals import app_authorized
 
 from audit.models import Outcome
 from audit.noise import count_rejection
-from identity import audit, ratelimit
+from identity import audit, registration
 from identity.http import json_error, no_store, token_request_client_id
-from identity.policy import redirect_uri_problems, resource_for_metadata_path
-
-REGISTRATION_WINDOW_SECONDS = 3600
+from identity.models import AccessToken
+from identity.policy import resource_for_metadata_path
 
 
 class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
@@ -42,6 +45,26 @@ class TokenView(dot.TokenView):
     Issued tokens are audited by the validator, inside the issuing transaction; refusals are
     audited here, after oauthlib has answered.
     """
+
+    @method_decorator(sensitive_post_parameters("password", "client_secret"))
+    def authorization_flow_token_response(
+        self, request: HttpRequest, *args: Any, **kwargs: Any
+    ) -> HttpResponse:
+        """DOT's, except that the issued access token it announces (`app_authorized`) is looked
+        up with first(), not get(): a repeated refresh answer's access token may be rotated
+        away by a concurrent request in the moment after it was chosen, and that must not turn
+        into a 500 (the client then refreshes again and gets the newer answer)."""
+        _url, headers, body, status = self.create_token_response(request)
+        if status == 200:
+            issued = str(json.loads(body).get("access_token", ""))
+            checksum = hashlib.sha256(issued.encode()).hexdigest()
+            token = AccessToken.objects.filter(token_checksum=checksum).first()
+            if token is not None:
+                app_authorized.send(sender=self, request=request, token=token)
+        response = HttpResponse(content=body, status=status)
+        for name, value in headers.items():
+            response[name] = value
+        return response
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         with audit.noting(getattr(request, "request_id", "")) as notes:
@@ -77,68 +100,56 @@ class TokenView(dot.TokenView):
 
 
 class RegistrationView(dot.DynamicClientRegistrationView):
-    """RFC 7591, open to anonymous clients: rate limited per source address, https or loopback
-    redirect URIs only (Application.clean() enforces them; checked first here to answer RFC
-    7591's own `invalid_redirect_uri`)."""
+    """RFC 7591, open to anonymous clients, within the registration limits (per network and
+    overall), https or loopback redirect URIs only; identity.registration does the work."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not all(
+            permission().has_permission(request)
+            for permission in oauth2_settings.DCR_REGISTRATION_PERMISSION_CLASSES
+        ):
+            return JsonResponse({"error": "access_denied"}, status=401)
         address = request.META.get("REMOTE_ADDR", "")
-        hit = ratelimit.hit(
-            "dcr",
-            address,
-            limit=settings.HEYAIRA_DCR_RATE_LIMIT_PER_HOUR,
-            window=REGISTRATION_WINDOW_SECONDS,
-        )
-        if not hit.allowed:
-            if hit.first_refusal:
-                self._audit(request, Outcome.REJECTED, error_code="rate_limited")
-            response = JsonResponse(
-                {
-                    "error": "rate_limited",
-                    "error_description": "Too many registrations from this address; retry later.",
-                },
-                status=429,
-            )
-            response["Retry-After"] = str(hit.retry_after)
-            return response
-        problems = redirect_uri_problems(_requested_redirect_uris(request.body))
-        if problems:
-            self._audit(request, Outcome.REJECTED, error_code="invalid_redirect_uri")
-            return no_store(
-                JsonResponse(
-                    {"error": "invalid_redirect_uri", "error_description": "; ".join(problems)},
-                    status=400,
-                )
-            )
-        response = super().post(request, *args, **kwargs)
-        if response.status_code == 201:
-            client_id = str(json.loads(response.content).get("client_id", ""))
-            self._audit(request, Outcome.SUCCESS, client_id=client_id)
-        else:
-            self._audit(request, Outcome.REJECTED, error_code=json_error(response.content))
-        return no_store(response)
-
-    def _audit(
-        self, request: HttpRequest, outcome: Outcome, *, client_id: str = "", error_code: str = ""
-    ) -> None:
-        audit.record_oauth(
-            audit.CLIENT_REGISTER,
-            outcome,
-            client_id=client_id,
-            target_type="oauth_client" if client_id else "",
-            target_id=client_id[:64],
-            error_code=error_code,
-            request_id=getattr(request, "request_id", ""),
-        )
+        refusal = registration.admit_network(address)
+        if refusal is not None:
+            return refused_registration(request, refusal, address)
+        try:
+            prepared = registration.prepare(request.body)  # hashes, if at all, before any query
+        except registration.MetadataError as error:
+            record_registration(request, Outcome.REJECTED, error_code=error.error)
+            answer = {"error": error.error, "error_description": error.description}
+            return no_store(JsonResponse(answer, status=400))
+        refusal = registration.admit_growth()
+        if refusal is not None:
+            return refused_registration(request, refusal, address)
+        answer = registration.register(prepared, request_id=getattr(request, "request_id", ""))
+        return no_store(JsonResponse(answer, status=201))
 
 
-def _requested_redirect_uris(body: bytes) -> list[str]:
-    """The redirect_uris of a registration request; malformed input is DOT's to refuse."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return []
-    uris = data.get("redirect_uris") if isinstance(data, dict) else None
-    if not isinstance(uris, list):
-        return []
-    return [uri for uri in uris if isinstance(uri, str)]
+def refused_registration(
+    request: HttpRequest, refusal: registration.Refusal, address: str
+) -> HttpResponse:
+    """429 for a registration over a limit. Anyone can send these as fast as they like, so
+    not every one is a row: the per-network limit sheds a flood without touching the database
+    (its first refusal of each window is recorded); the cap's refusals, which asked the
+    database anyway, are counted per network and reason (the first of each window recorded)."""
+    if refusal.code == "rate_limited":
+        noteworthy = refusal.first_of_window
+    else:
+        noteworthy = count_rejection(audit.CLIENT_REGISTER, refusal.code, address)
+    if noteworthy:
+        record_registration(request, Outcome.REJECTED, error_code=refusal.code)
+    response = JsonResponse(
+        {"error": refusal.code, "error_description": refusal.description}, status=429
+    )
+    response["Retry-After"] = str(refusal.retry_after)
+    return no_store(response)
+
+
+def record_registration(request: HttpRequest, outcome: Outcome, *, error_code: str) -> None:
+    audit.record_oauth(
+        audit.CLIENT_REGISTER,
+        outcome,
+        error_code=error_code,
+        request_id=getattr(request, "request_id", ""),
+    )

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import json
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -220,3 +221,12 @@ def issued_tokens() -> Any:
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+# A short repeat window for tests that must get past it: real time passes, nothing is moved.
+SHORT_WINDOW_SECONDS = 1
+
+
+def after_the_window() -> None:
+    """Sleep until a refresh token rotated before this call is past SHORT_WINDOW_SECONDS."""
+    time.sleep(SHORT_WINDOW_SECONDS + 0.2)

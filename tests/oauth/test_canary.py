@@ -32,7 +32,6 @@ from tests.oauth.flows import (
     bearer,
     challenge_of,
     exchange,
-    refresh,
     register,
 )
 
@@ -102,7 +101,18 @@ def in_process_flows(world: World, api: Client) -> list[str]:
             **data,
         },
     ).json()
-    refresh(api, confidential, tokens["refresh_token"])  # reuse: the family dies
+    # Presented again at once: the rotation's answer again, kept sealed (refresh_window).
+    repeat = api.post(
+        "/oauth/token/",
+        {
+            "grant_type": "refresh_token",
+            "refresh_token": tokens["refresh_token"],
+            "client_id": confidential.client_id,
+            **data,
+        },
+    ).json()
+    assert repeat["refresh_token"] == rotated["refresh_token"]
+    assert RefreshToken.objects.exclude(successor_sealed="").exists()
     planted += [auth.verifier, code, tokens["access_token"], tokens["refresh_token"]]
     planted += [rotated["access_token"], rotated["refresh_token"]]
 
@@ -174,7 +184,7 @@ result = "\\n".join(repr(row) for model in apps.get_models()
 
 
 async def live_flows(server: LiveServer) -> tuple[list[str], list[str]]:
-    """The SDK's whole flow with a confidential client, a refresh, and a reuse."""
+    """The SDK's whole flow with a confidential client, a refresh, and a repeat of it."""
     sent: list[str] = []
 
     async def remember(request: httpx2.Request) -> None:
@@ -215,9 +225,10 @@ async def live_flows(server: LiveServer) -> tuple[list[str], list[str]]:
                 "client_secret": str(storage.client_info.client_secret),
             },
         )
-        assert reuse.json()["error"] == "invalid_grant"
         await failed_sign_in(http, server)
     assert storage.tokens is not None
+    # Presented again within the repeat window: the rotation's answer, sealed in the database.
+    assert reuse.json()["refresh_token"] == storage.tokens.refresh_token
     assert storage.tokens.access_token != first.access_token  # it did refresh
     code = parse_qs(browser.location.split("?", 1)[1])["code"][0]
     verifiers = [parse_qs(body).get("code_verifier", [""])[0] for body in sent]

@@ -1,7 +1,9 @@
-"""Refresh-token reuse: presenting a rotated token revokes its whole family."""
+"""Refresh-token reuse: presenting a rotated token after the repeat window revokes its whole
+family (within the window it is answered again: test_refresh_window.py)."""
 
 from __future__ import annotations
 
+import pytest
 from django.test import Client
 
 from identity.models import RefreshToken
@@ -9,6 +11,8 @@ from tests.factories import World
 from tests.oauth.conftest import signed_in
 from tests.oauth.flows import (
     API,
+    SHORT_WINDOW_SECONDS,
+    after_the_window,
     bearer,
     events,
     issued_tokens,
@@ -18,12 +22,20 @@ from tests.oauth.flows import (
     tokens_for,
 )
 
+pytestmark = pytest.mark.usefixtures("short_window")
+
+
+@pytest.fixture
+def short_window(settings):
+    settings.HEYAIRA_REFRESH_REPEAT_WINDOW_SECONDS = SHORT_WINDOW_SECONDS
+
 
 def test_it_revokes_the_family_when_a_rotated_token_comes_back(world: World, api: Client):
     oauth = register(api)
     first = tokens_for(signed_in(world.owner), oauth, world.alpha, resource=API)
     second = refresh(api, oauth, first["refresh_token"]).json()
     family = RefreshToken.objects.get(revoked__isnull=True).token_family
+    after_the_window()
 
     replay = refresh(api, oauth, first["refresh_token"])
 
@@ -54,6 +66,7 @@ def test_it_leaves_other_families_alone(world: World, api: Client):
     stolen = tokens_for(browser, oauth, world.alpha)
     other = tokens_for(browser, oauth, world.alpha, resource=API)
     refresh(api, oauth, stolen["refresh_token"])
+    after_the_window()
     refresh(api, oauth, stolen["refresh_token"])  # reuse: that family dies
 
     assert api.get("/api/v1/identity", headers=bearer(other["access_token"])).status_code == 200

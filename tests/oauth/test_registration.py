@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from django.contrib.auth.hashers import check_password
 from django.test import Client, override_settings
 
-from audit.models import AuditEvent
+from audit.models import AnonymousRejection, AuditEvent
+from identity import registration
 from identity.models import Application
 from tests.oauth.flows import last_event, register, register_raw
 
@@ -28,6 +32,9 @@ def test_it_registers_a_public_client_without_a_secret(api: Client):
     assert response["Cache-Control"] == "no-store"
     application = Application.objects.get(client_id=data["client_id"])
     assert application.client_type == Application.CLIENT_PUBLIC
+    # No secret at all: nothing generated, nothing hashed (a PBKDF2 hash costs a third of a
+    # second of CPU, for a value no one would ever check).
+    assert (application.client_secret, application.hash_client_secret) == ("", False)
     assert application.registration_source == "dcr"
     assert application.skip_authorization is False
     event = last_event("oauth_client_register")
@@ -38,11 +45,35 @@ def test_it_registers_a_public_client_without_a_secret(api: Client):
     )
 
 
-def test_it_registers_a_confidential_client_and_keeps_only_a_hash_of_its_secret(api: Client):
-    oauth = register(api, auth_method="client_secret_basic")
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
+def test_it_registers_a_confidential_client_and_keeps_only_a_hash_of_its_secret(
+    api: Client, method: str
+):
+    oauth = register(api, auth_method=method)
     assert oauth.client_secret
     stored = Application.objects.get(client_id=oauth.client_id).client_secret
     assert oauth.client_secret not in stored
+    assert check_password(oauth.client_secret, stored)  # a hash (the suite's fast hasher)
+    # RFC 7591: the method asked for, and a secret's expiry (0: never).
+    assert oauth.registration["token_endpoint_auth_method"] == method
+    assert oauth.registration["client_secret_expires_at"] == 0
+    assert oauth.registration["client_id_issued_at"] > 0
+
+
+def test_it_hashes_a_confidential_secret_before_touching_the_database(
+    db: None, django_assert_num_queries
+):
+    body = json.dumps(
+        {
+            "redirect_uris": ["https://client.example/cb"],
+            "token_endpoint_auth_method": "client_secret_basic",
+        }
+    ).encode()
+    with django_assert_num_queries(0):
+        prepared = registration.prepare(body)
+    assert prepared.secret
+    assert check_password(prepared.secret, prepared.application.client_secret)
+    assert prepared.application.pk is None
 
 
 @pytest.mark.parametrize(
@@ -134,7 +165,8 @@ def test_it_rate_limits_registrations_per_source_address(api: Client):
     assert Application.objects.count() == 2
     # Another address is not affected.
     register(api, address="192.0.2.11")
-    # A flood of refusals is one audit row, not one per request.
+    # A flood of refusals is one audit row, not one per request, and no database work each.
     rows = AuditEvent.objects.filter(operation="oauth_client_register", error_code="rate_limited")
     assert rows.count() == 1
     assert rows.get().outcome == "rejected"
+    assert not AnonymousRejection.objects.exists()

@@ -82,3 +82,21 @@ def test_it_refuses_other_grant_types_in_the_model_itself(db):
     with pytest.raises(ValidationError) as error:
         application.full_clean()
     assert "authorization_grant_type" in error.value.message_dict
+
+
+def test_it_refuses_to_turn_a_public_client_confidential_without_a_secret(api: Client):
+    oauth = register(api)  # public: it holds no secret at all
+    token = oauth.registration["registration_access_token"]
+    response = management(
+        api,
+        oauth.client_id,
+        token,
+        "put",
+        {
+            "redirect_uris": [oauth.redirect_uri],
+            "token_endpoint_auth_method": "client_secret_basic",
+        },
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client_metadata"
+    assert Application.objects.get(client_id=oauth.client_id).client_type == "public"
