@@ -85,9 +85,6 @@ LISTEN_CHECKS = (
     "sep-2575-server-tags-subscription-id",
     "sep-2575-server-honors-notification-filter",
 )
-# The authorization command: the one check allowed to warn, until the authorization server
-# advertises client ID metadata documents (client_id_metadata_document_supported: true).
-AUTHORIZATION_WARNING_UNTIL_CIMD = "authorization-server-metadata-cimd"
 FAULTS = ("FAILURE", "WARNING")
 SUITE_TIMEOUT = 600
 RESULT_FOLDER = re.compile(r"^(?:server|authorization-server)-(.+)-\d{4}-\d\d-\d\dT")
@@ -207,11 +204,11 @@ def test_the_authorization_server_passes_the_authorization_command(
     checks = all_checks(tmp_path / "results")
     assert set(checks) == {"authorization-server-metadata-endpoint", "authorization-code-grant"}
     found = [check for found in checks.values() for check in found]
-    tolerated = AUTHORIZATION_WARNING_UNTIL_CIMD
-    bad = [c for c in found if c["status"] in FAULTS and c["id"] != tolerated]
+    # No warning either: the metadata advertises client ID metadata documents, so the suite's
+    # CIMD check passes too.
+    bad = [c for c in found if c["status"] in FAULTS]
     assert not bad, output
-    # The CIMD check may warn (not fail) until the metadata advertises it; then it must pass.
-    assert all(c["status"] in ("SUCCESS", "WARNING") for c in found if c["id"] == tolerated)
+    assert "authorization-server-metadata-cimd" in {c["id"] for c in found}, output
     grant = checks["authorization-code-grant"]
     assert [c["status"] for c in grant] == ["SUCCESS"], output
 
