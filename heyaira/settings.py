@@ -192,6 +192,8 @@ LOGOUT_REDIRECT_URL = "/"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# The admin shows every time with its zone (heyaira/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["heyaira.formats"]
 USE_I18N = True
 USE_TZ = True
 

@@ -20,6 +20,8 @@ from django.http import HttpRequest, HttpResponse
 from audit.recorder import AuditNote, record_after_failure
 from core.access import Role
 from core.errors import Forbidden, HeyAiraError
+from projects.admin_confirm import change_url, delete_context
+from projects.admin_endings import membership_ending, project_ending
 from projects.admin_support import (
     ServiceBackedAdmin,
     ServiceForm,
@@ -61,13 +63,17 @@ class RoleField(forms.ChoiceField):
 
 
 def role_field(roles: list[Role]) -> RoleField:
-    return RoleField(choices=[(role.value, role.label) for role in roles])
+    """The roles offered, the least of them chosen until someone picks another: granting more
+    than meant must take a decision, never a missed default. (A membership being changed shows
+    its own role instead.)"""
+    least = Role.VIEWER if Role.VIEWER in roles else None
+    return RoleField(choices=[(role.value, role.label) for role in roles], initial=least)
 
 
 class MembershipAddForm(ServiceForm):
     project_permission = "manage_members"
     username = forms.CharField(max_length=150, help_text="The person's HeyAira username.")
-    role = RoleField(choices=Role.choices)
+    role = RoleField(choices=Role.choices, initial=Role.VIEWER)
 
     class Meta:
         model = Membership
@@ -172,11 +178,20 @@ class MembershipAdmin(ServiceBackedAdmin):
             self._audit_forged_post(request, object_id, "membership_change")
         return super().changeform_view(request, object_id, form_url, extra_context)
 
+    delete_confirmation_template = "admin/confirm_delete.html"
+
     def delete_view(
         self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         if request.method == "POST":
             self._audit_forged_post(request, object_id, "membership_remove")
+        membership = self.get_object(request, object_id)
+        if membership is not None:
+            ending = membership_ending(membership)
+            extra_context = {
+                **delete_context(ending, back=change_url(membership)),
+                **(extra_context or {}),
+            }
         return super().delete_view(request, object_id, extra_context)
 
     def _audit_forged_post(self, request: HttpRequest, object_id: str, operation: str) -> None:
@@ -341,8 +356,30 @@ class ProjectAdmin(ServiceBackedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._owns(request, obj)
 
+    delete_confirmation_template = "admin/projects/project/delete_confirmation.html"
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        project = self.get_object(request, object_id)
+        if project is not None:
+            ending = project_ending(project)
+            extra_context = {
+                **delete_context(ending, back=change_url(project)),
+                **(extra_context or {}),
+            }
+        return super().delete_view(request, object_id, extra_context)
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        """Counts, not a list of every row (a project may hold a million), and no per-model
+        permission check: the project_delete operation decides who may delete a project (its
+        owners), and deletes what it holds with it."""
+        return [], {}, set(), []
+
     def delete_model(self, request: HttpRequest, obj: Project) -> None:
-        project_delete(caller_for(request, obj), confirm_slug=obj.slug)
+        # The slug the owner typed on the confirmation page; the operation checks it.
+        typed = request.POST.get("confirm_slug", "")
+        project_delete(caller_for(request, obj), confirm_slug=typed)
 
     def _owns(self, request: HttpRequest, obj: Project | None) -> bool:
         owned = projects_with(request.user, "manage_privileged_members")
@@ -369,4 +406,4 @@ class RepositoryAdmin(admin.ModelAdmin):
 
 
 # Register their admins.
-from projects import admin_api_keys, admin_audit, admin_auditors  # noqa: E402, F401
+from projects import admin_api_keys, admin_audit, admin_auditors, admin_people  # noqa: E402, F401

@@ -147,6 +147,11 @@ class AuditorGrant(ProjectUserPermission):
         verbose_name = "auditor"
         verbose_name_plural = "auditors"
 
+    def __str__(self) -> str:
+        # What the grant means, as the admin's lists and confirmations say it (guardian's own
+        # text is "demo | carol | view_project_audit").
+        return f"{self.user} may read {self.content_object}'s audit log"
+
 
 class ProjectGroupPermission(GroupObjectPermissionBase):
     content_object = models.ForeignKey(Project, on_delete=models.CASCADE)
