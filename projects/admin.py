@@ -21,7 +21,8 @@ from audit.recorder import AuditNote, record_after_failure
 from core.access import Role
 from core.errors import Forbidden, HeyAiraError
 from projects.admin_confirm import change_url, delete_context
-from projects.admin_endings import membership_ending, project_ending
+from projects.admin_deletion import ProjectDeletion
+from projects.admin_endings import membership_ending
 from projects.admin_support import (
     ServiceBackedAdmin,
     ServiceForm,
@@ -37,13 +38,13 @@ from projects.services import (
     membership_change,
     membership_remove,
     project_create,
-    project_delete,
     project_rename,
     repository_bind,
     repository_unbind,
 )
 
 admin.site.site_header = "HeyAira administration"
+INVITE_LINKS = 10  # projects offered an "Invite by email" link above the memberships
 admin.site.site_title = "HeyAira"
 
 
@@ -72,7 +73,11 @@ def role_field(roles: list[Role]) -> RoleField:
 
 class MembershipAddForm(ServiceForm):
     project_permission = "manage_members"
-    username = forms.CharField(max_length=150, help_text="The person's HeyAira username.")
+    username = forms.CharField(
+        max_length=150,
+        help_text="The person's HeyAira username. Not on HeyAira yet? Invite them by email "
+        "(the links above the list of memberships).",
+    )
     role = RoleField(choices=Role.choices, initial=Role.VIEWER)
 
     class Meta:
@@ -139,6 +144,15 @@ class MembershipAdmin(ServiceBackedAdmin):
     search_fields = ["user__username", "project__slug"]
     ordering = ["project__slug", "user__username"]
     list_select_related = ["project", "user"]
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        # People not on HeyAira yet are invited by email, from each project's invitations page.
+        invite = list(self.managed_projects(request).order_by("slug")[:INVITE_LINKS])
+        return super().changelist_view(
+            request, {"invite_projects": invite, **(extra_context or {})}
+        )
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
@@ -318,7 +332,7 @@ class ProjectChangeForm(ServiceForm):
 
 
 @admin.register(Project)
-class ProjectAdmin(ServiceBackedAdmin):
+class ProjectAdmin(ProjectDeletion, ServiceBackedAdmin):
     """Owners rename or delete their project; admins see it; superusers also create projects
     (with their first owner)."""
 
@@ -355,31 +369,6 @@ class ProjectAdmin(ServiceBackedAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._owns(request, obj)
-
-    delete_confirmation_template = "admin/projects/project/delete_confirmation.html"
-
-    def delete_view(
-        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
-    ) -> HttpResponse:
-        project = self.get_object(request, object_id)
-        if project is not None:
-            ending = project_ending(project)
-            extra_context = {
-                **delete_context(ending, back=change_url(project)),
-                **(extra_context or {}),
-            }
-        return super().delete_view(request, object_id, extra_context)
-
-    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
-        """Counts, not a list of every row (a project may hold a million), and no per-model
-        permission check: the project_delete operation decides who may delete a project (its
-        owners), and deletes what it holds with it."""
-        return [], {}, set(), []
-
-    def delete_model(self, request: HttpRequest, obj: Project) -> None:
-        # The slug the owner typed on the confirmation page; the operation checks it.
-        typed = request.POST.get("confirm_slug", "")
-        project_delete(caller_for(request, obj), confirm_slug=typed)
 
     def _owns(self, request: HttpRequest, obj: Project | None) -> bool:
         owned = projects_with(request.user, "manage_privileged_members")
