@@ -124,7 +124,7 @@ def test_the_claude_code_hooks_inject_the_brief_and_store_the_running_summary(
     start = run_hook(command, session_start_input(transcript, project), env, settings, local)
     assert start.returncode == 0, start.stderr
     output = json.loads(start.stdout)
-    assert set(output) == {"hookSpecificOutput"}
+    assert set(output) == {"hookSpecificOutput"}, output
     assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
     assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     context = output["hookSpecificOutput"]["additionalContext"]
@@ -169,6 +169,24 @@ def test_an_earlier_install_with_absolute_paths_is_replaced(
     assert done.returncode == 0, done.stderr
     assert len(json.loads(settings.read_text())["hooks"]["SessionStart"]) == 1
     assert absolute_paths(settings.read_text()) == []
+
+
+def test_the_users_own_settings_take_this_machines_part_too(
+    home: Home, seat: Seat, installed_client: Path
+):
+    """~/.claude/settings.json is the person's own, on this machine: no settings.local.json
+    beside it (Claude Code reads none there); the env goes into the file itself."""
+    seat.saved(home)
+
+    done = home.installed(installed_client, "hooks", "install", "claude-code")
+
+    assert done.returncode == 0, done.stderr
+    user = Path(home.env["HOME"]) / ".claude" / "settings.json"
+    assert done.stdout.strip() == f"wrote {user}"
+    data = json.loads(user.read_text())
+    assert installed_command(user, "SessionStart").startswith("heyaira hook claude-code")
+    assert data["env"]["PATH"].startswith(str(installed_client / "bin"))
+    assert not user.with_name("settings.local.json").exists()
 
 
 def test_the_session_start_hook_fails_open_and_warns_on_a_mismatch(

@@ -7,7 +7,7 @@ the configuration that runs them.
 - Codex and any other harness: `heyaira hook session-start` prints the brief as Markdown, and
   `heyaira hook turn` runs the running summary's after-turn check in the background.
 
-Every hook fails open: when the server is unreachable, slow (HEYAIRA_HOOK_TIMEOUT, default 5 s),
+Every hook fails open: when the server is unreachable, slow (HEYAIRA_HOOK_TIMEOUT, default 10 s),
 answers an error or is not the pinned server, or the profile is missing, the hook still exits 0
 and says so in one warning, never with a traceback. A session must start whatever HeyAira does.
 """
@@ -33,7 +33,7 @@ from heyaira_client.summary import CommandSummarizer, RunningSummary, Turn
 
 WAIT_VARIABLE = "HEYAIRA_HOOK_WAIT"  # 1: the PreCompact hook waits for its update (tests)
 TIMEOUT_VARIABLE = "HEYAIRA_HOOK_TIMEOUT"
-DEFAULT_TIMEOUT = 5.0  # seconds a hook waits for HeyAira, all calls together
+DEFAULT_TIMEOUT = 10.0  # seconds a hook waits for HeyAira, all calls together
 MARK = "heyaira_client"  # the package, as `python -m heyaira_client`
 
 T = TypeVar("T")
