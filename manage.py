@@ -33,7 +33,12 @@ def main() -> None:
             "or activate a virtualenv with requirements.txt installed."
         ) from missing
 
-    execute_from_command_line(sys.argv)
+    from heyaira.envconfig import ConfigError, exit_on_config_error
+
+    try:
+        execute_from_command_line(sys.argv)
+    except ConfigError as error:  # a missing or malformed setting: one line, not a traceback
+        exit_on_config_error(error)
 
 
 if __name__ == "__main__":

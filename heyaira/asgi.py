@@ -18,8 +18,10 @@ from starlette.responses import PlainTextResponse
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
+from heyaira.envconfig import or_exit_on_config_error
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heyaira.settings")
-django_application = get_asgi_application()
+django_application = or_exit_on_config_error(get_asgi_application)
 
 # Imported after Django is set up: the MCP transport uses models.
 from audit.recorder import log_pending  # noqa: E402

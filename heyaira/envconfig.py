@@ -7,29 +7,74 @@ production must never turn into a silent default.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
 from heyaira import pool_checks
 
+T = TypeVar("T")
+
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 
 
 class ConfigError(ImproperlyConfigured):
-    """A setting from the environment is malformed."""
+    """A setting from the environment is malformed or missing; `variable` names a missing one."""
+
+    def __init__(self, message: str, *, variable: str = "") -> None:
+        super().__init__(message)
+        self.variable = variable
+
+
+# How to give a value to the variables a production start cannot do without.
+_RANDOM = "\"$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')\""
+HOW_TO_SET = {
+    "SECRET_KEY": f"export SECRET_KEY={_RANDOM}",
+    "HEYAIRA_API_KEY_PEPPER": f"export HEYAIRA_API_KEY_PEPPER={_RANDOM} (not SECRET_KEY's value)",
+}
+# gunicorn's APP_LOAD_ERROR: its master stops at the first worker that exits with it, instead of
+# starting new workers that fail the same way. Any non-zero status would do for manage.py.
+EXIT_STATUS = 4
+
+
+def startup_message(error: ConfigError) -> str:
+    """The one line a start that cannot go on prints: what is wrong, naming the variable, and
+    how to set it."""
+    text = " ".join(str(error).split())
+    if error.variable:
+        how = HOW_TO_SET.get(error.variable, f"export {error.variable}=...")
+        text += (
+            f"; DEBUG is off, so set it in the environment ({how}), or start with "
+            "DEBUG=true for local development (`make run` does)"
+        )
+    return f"HeyAira cannot start: {text}. The README's Configuration table lists every setting."
+
+
+def exit_on_config_error(error: ConfigError) -> NoReturn:
+    """Stop the process with the one-line message instead of a traceback."""
+    print(startup_message(error), file=sys.stderr, flush=True)
+    raise SystemExit(EXIT_STATUS)
+
+
+def or_exit_on_config_error(start: Callable[[], T]) -> T:
+    """`start()` (which loads the settings), or the one-line message and the exit status."""
+    try:
+        return start()
+    except ConfigError as error:
+        exit_on_config_error(error)
 
 
 def env_str(name: str, default: str | None = None) -> str:
     value = os.environ.get(name)
     if value is None or value == "":
         if default is None:
-            raise ConfigError(f"{name} must be set")
+            raise ConfigError(f"{name} must be set", variable=name)
         return default
     return value
 

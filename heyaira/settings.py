@@ -192,6 +192,8 @@ LOGOUT_REDIRECT_URL = "/"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# The admin shows every time with its zone (heyaira/formats/en/formats.py).
+FORMAT_MODULE_PATH = ["heyaira.formats"]
 USE_I18N = True
 USE_TZ = True
 
@@ -255,6 +257,32 @@ LOGGING = {
         "oauth2_provider": {"level": "INFO"},
     },
 }
+
+# Invitations to a project (projects.invitations): how long a link works.
+HEYAIRA_INVITATION_TTL_HOURS = env_int("HEYAIRA_INVITATION_TTL_HOURS", 72, minimum=1)
+# Mail, for invitations: SMTP when EMAIL_HOST is set, the console (the server's output) with
+# DEBUG on, else none: the invitation page then shows the link to pass on. EMAIL_BACKEND names
+# another Django backend (docs/operating.md).
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", not env_bool("EMAIL_USE_SSL", False))
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ConfigError("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be true; pick the server's one")
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT_SECONDS", 10, minimum=1)
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", f"HeyAira <heyaira@{_public_host}>")
+_MAIL_BACKENDS = "django.core.mail.backends"
+EMAIL_BACKEND = env_str(
+    "EMAIL_BACKEND",
+    f"{_MAIL_BACKENDS}.smtp.EmailBackend"
+    if EMAIL_HOST
+    else f"{_MAIL_BACKENDS}.console.EmailBackend"
+    if DEBUG
+    else f"{_MAIL_BACKENDS}.dummy.EmailBackend",
+)
 
 # Rate-limit counters (sign-in, client registration) live in the cache. The default is per
 # process; with several workers or hosts set CACHE_URL=redis://... so the limits are shared.

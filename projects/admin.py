@@ -20,6 +20,9 @@ from django.http import HttpRequest, HttpResponse
 from audit.recorder import AuditNote, record_after_failure
 from core.access import Role
 from core.errors import Forbidden, HeyAiraError
+from projects.admin_confirm import change_url, delete_context
+from projects.admin_deletion import ProjectDeletion
+from projects.admin_endings import membership_ending
 from projects.admin_support import (
     ServiceBackedAdmin,
     ServiceForm,
@@ -35,13 +38,13 @@ from projects.services import (
     membership_change,
     membership_remove,
     project_create,
-    project_delete,
     project_rename,
     repository_bind,
     repository_unbind,
 )
 
 admin.site.site_header = "HeyAira administration"
+INVITE_LINKS = 10  # projects offered an "Invite by email" link above the memberships
 admin.site.site_title = "HeyAira"
 
 
@@ -61,13 +64,21 @@ class RoleField(forms.ChoiceField):
 
 
 def role_field(roles: list[Role]) -> RoleField:
-    return RoleField(choices=[(role.value, role.label) for role in roles])
+    """The roles offered, the least of them chosen until someone picks another: granting more
+    than meant must take a decision, never a missed default. (A membership being changed shows
+    its own role instead.)"""
+    least = Role.VIEWER if Role.VIEWER in roles else None
+    return RoleField(choices=[(role.value, role.label) for role in roles], initial=least)
 
 
 class MembershipAddForm(ServiceForm):
     project_permission = "manage_members"
-    username = forms.CharField(max_length=150, help_text="The person's HeyAira username.")
-    role = RoleField(choices=Role.choices)
+    username = forms.CharField(
+        max_length=150,
+        help_text="The person's HeyAira username. Not on HeyAira yet? Invite them by email "
+        "(the links above the list of memberships).",
+    )
+    role = RoleField(choices=Role.choices, initial=Role.VIEWER)
 
     class Meta:
         model = Membership
@@ -134,6 +145,15 @@ class MembershipAdmin(ServiceBackedAdmin):
     ordering = ["project__slug", "user__username"]
     list_select_related = ["project", "user"]
 
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        # People not on HeyAira yet are invited by email, from each project's invitations page.
+        invite = list(self.managed_projects(request).order_by("slug")[:INVITE_LINKS])
+        return super().changelist_view(
+            request, {"invite_projects": invite, **(extra_context or {})}
+        )
+
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
     ) -> Any:
@@ -172,11 +192,20 @@ class MembershipAdmin(ServiceBackedAdmin):
             self._audit_forged_post(request, object_id, "membership_change")
         return super().changeform_view(request, object_id, form_url, extra_context)
 
+    delete_confirmation_template = "admin/confirm_delete.html"
+
     def delete_view(
         self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         if request.method == "POST":
             self._audit_forged_post(request, object_id, "membership_remove")
+        membership = self.get_object(request, object_id)
+        if membership is not None:
+            ending = membership_ending(membership)
+            extra_context = {
+                **delete_context(ending, back=change_url(membership)),
+                **(extra_context or {}),
+            }
         return super().delete_view(request, object_id, extra_context)
 
     def _audit_forged_post(self, request: HttpRequest, object_id: str, operation: str) -> None:
@@ -303,7 +332,7 @@ class ProjectChangeForm(ServiceForm):
 
 
 @admin.register(Project)
-class ProjectAdmin(ServiceBackedAdmin):
+class ProjectAdmin(ProjectDeletion, ServiceBackedAdmin):
     """Owners rename or delete their project; admins see it; superusers also create projects
     (with their first owner)."""
 
@@ -341,9 +370,6 @@ class ProjectAdmin(ServiceBackedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._owns(request, obj)
 
-    def delete_model(self, request: HttpRequest, obj: Project) -> None:
-        project_delete(caller_for(request, obj), confirm_slug=obj.slug)
-
     def _owns(self, request: HttpRequest, obj: Project | None) -> bool:
         owned = projects_with(request.user, "manage_privileged_members")
         return owned.exists() if obj is None else owned.filter(pk=obj.pk).exists()
@@ -369,4 +395,4 @@ class RepositoryAdmin(admin.ModelAdmin):
 
 
 # Register their admins.
-from projects import admin_api_keys, admin_audit, admin_auditors  # noqa: E402, F401
+from projects import admin_api_keys, admin_audit, admin_auditors, admin_people  # noqa: E402, F401

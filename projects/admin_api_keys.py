@@ -21,6 +21,8 @@ from django.urls import URLPattern, path, reverse
 from core.access import Scope
 from core.errors import HeyAiraError
 from projects import admin_reveal
+from projects.admin_confirm import action_confirmation, confirmed, plural, quoted
+from projects.admin_endings import api_keys_ending
 from projects.admin_support import ServiceBackedAdmin, ServiceForm, caller_for
 from projects.api_keys import api_key_create, api_key_revoke
 from projects.models import ApiKey
@@ -162,16 +164,41 @@ class ApiKeyAdmin(ServiceBackedAdmin):
         return response
 
     @admin.action(description="Revoke the selected API keys")
-    def revoke_selected(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        revoked = 0
-        for key in queryset.filter(revoked_at__isnull=True).select_related("project"):
+    def revoke_selected(
+        self, request: HttpRequest, queryset: QuerySet[ApiKey]
+    ) -> TemplateResponse | None:
+        """First a page naming the keys that will stop working; revoked on its "Yes" only."""
+        live = list(
+            queryset.filter(revoked_at__isnull=True)
+            .select_related("project", "user")
+            .order_by("project__slug", "label", "pk")
+        )
+        if not live:
+            self.message_user(request, "The selected keys are revoked already.", messages.WARNING)
+            return None
+        if not confirmed(request):
+            return action_confirmation(
+                self,
+                request,
+                action="revoke_selected",
+                selected=[key.pk for key in live],
+                ending=api_keys_ending(live, already=queryset.count() - len(live)),
+            )
+        revoked: list[str] = []
+        for key in live:
             try:
                 api_key_revoke(caller_for(request, key.project), api_key_id=key.pk)
             except HeyAiraError as error:
                 self.message_user(request, f"{key.label}: {error.message}", level=messages.ERROR)
                 continue
-            revoked += 1
-        self.message_user(request, f"{revoked} API key(s) revoked.")
+            revoked.append(key.label)
+        if revoked:
+            self.message_user(
+                request,
+                f"Revoked {plural(len(revoked), 'API key', 'API keys')}: {quoted(revoked)}. "
+                "They are refused from now on.",
+            )
+        return None
 
     @admin.display(description="key")
     def key_prefix(self, obj: ApiKey) -> str:

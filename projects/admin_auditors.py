@@ -11,8 +11,10 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
+from projects.admin_confirm import change_url, delete_context
+from projects.admin_endings import auditor_ending
 from projects.admin_support import ServiceBackedAdmin, ServiceForm, caller_for
 from projects.auditors import auditor_grant, auditor_revoke
 from projects.models import AuditorGrant, Project
@@ -44,9 +46,13 @@ class AuditorAddForm(ServiceForm):
 @admin.register(AuditorGrant)
 class AuditorAdmin(ServiceBackedAdmin):
     project_permission = OWNER_PERMISSION
-    list_display = ["user", "content_object"]
+    list_display = ["access", "user", "content_object"]
     list_select_related = ["user", "content_object"]
     search_fields = ["user__username", "content_object__slug"]
+
+    @admin.display(description="access")
+    def access(self, grant: AuditorGrant) -> str:
+        return str(grant)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return AuditorGrant.objects.filter(content_object__in=self.managed_projects(request))
@@ -73,3 +79,16 @@ class AuditorAdmin(ServiceBackedAdmin):
 
     def delete_model(self, request: HttpRequest, obj: AuditorGrant) -> None:
         auditor_revoke(caller_for(request, obj.content_object), user_id=obj.user_id)
+
+    delete_confirmation_template = "admin/confirm_delete.html"
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        grant = self.get_object(request, object_id)
+        if grant is not None:
+            extra_context = {
+                **delete_context(auditor_ending(grant), back=change_url(grant)),
+                **(extra_context or {}),
+            }
+        return super().delete_view(request, object_id, extra_context)

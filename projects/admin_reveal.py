@@ -1,4 +1,5 @@
-"""Show a new API key's secret once, on a page reached by a redirect, without keeping it.
+"""Show a new API key's secret (or an invitation's link) once, on a page reached by a redirect,
+without keeping it.
 
 The POST that creates a key answers with a redirect (POST/redirect/GET), so reloading the page
 never posts again; before, reloading the response page minted a second key. The page the
@@ -31,23 +32,36 @@ from django.http import HttpRequest, HttpResponse
 COOKIE = "heyaira_new_api_key"
 LIFETIME_SECONDS = 60
 _SESSION_PREFIX = "heyaira.api_key_reveal."
+# What else is shown once this way, by kind: (its cookie, its session prefix).
+_KINDS = {
+    "api_key": (COOKIE, _SESSION_PREFIX),
+    "invitation": ("heyaira_new_invitation", "heyaira.invitation_reveal."),
+}
 
 
-def seal(request: HttpRequest, response: HttpResponse, *, key_id: uuid.UUID, secret: str) -> None:
+def seal(
+    request: HttpRequest,
+    response: HttpResponse,
+    *,
+    key_id: uuid.UUID,
+    secret: str,
+    kind: str = "api_key",
+) -> None:
     """Give the browser the encrypted secret for the one-time page at `response`'s redirect."""
+    cookie, prefix = _KINDS[kind]
     if settings.SESSION_ENGINE.endswith("signed_cookies"):
         # Such a session travels in a cookie too: the two halves would sit side by side.
-        raise ImproperlyConfigured("The API key page needs a server-side session engine.")
+        raise ImproperlyConfigured("The one-time pages need a server-side session engine.")
     one_time_key = Fernet.generate_key()
     sealed = Fernet(one_time_key).encrypt(json.dumps([str(key_id), secret]).encode())
     # A page never opened leaves its entry behind (its cookie is long gone): drop it.
     names = list(request.session.keys())  # a session has keys() but is not iterable
     for name in names:
-        if name.startswith(_SESSION_PREFIX):
+        if name.startswith(prefix):
             del request.session[name]
-    request.session[_SESSION_PREFIX + str(key_id)] = one_time_key.decode()
+    request.session[prefix + str(key_id)] = one_time_key.decode()
     response.set_cookie(
-        COOKIE,
+        cookie,
         sealed.decode(),
         max_age=LIFETIME_SECONDS,
         path=response["Location"],
@@ -57,12 +71,15 @@ def seal(request: HttpRequest, response: HttpResponse, *, key_id: uuid.UUID, sec
     )
 
 
-def open_once(request: HttpRequest, response: HttpResponse, *, key_id: uuid.UUID) -> str | None:
+def open_once(
+    request: HttpRequest, response: HttpResponse, *, key_id: uuid.UUID, kind: str = "api_key"
+) -> str | None:
     """The secret, the first time the one-time page is opened within its lifetime; else None.
     Either way, nothing is left to open it again."""
-    one_time_key = request.session.pop(_SESSION_PREFIX + str(key_id), None)
-    sealed = request.COOKIES.get(COOKIE)
-    response.delete_cookie(COOKIE, path=request.path, samesite="Strict")
+    cookie, prefix = _KINDS[kind]
+    one_time_key = request.session.pop(prefix + str(key_id), None)
+    sealed = request.COOKIES.get(cookie)
+    response.delete_cookie(cookie, path=request.path, samesite="Strict")
     if not one_time_key or not sealed:
         return None
     try:

@@ -147,6 +147,11 @@ class AuditorGrant(ProjectUserPermission):
         verbose_name = "auditor"
         verbose_name_plural = "auditors"
 
+    def __str__(self) -> str:
+        # What the grant means, as the admin's lists and confirmations say it (guardian's own
+        # text is "demo | carol | view_project_audit").
+        return f"{self.user} may read {self.content_object}'s audit log"
+
 
 class ProjectGroupPermission(GroupObjectPermissionBase):
     content_object = models.ForeignKey(Project, on_delete=models.CASCADE)
@@ -185,3 +190,48 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label} (hak_{self.prefix}_…)"
+
+
+class Invitation(models.Model):
+    """An invitation to join a project with a role, sent to an email address as a link.
+
+    The link carries a random token; only its SHA-256 is stored (`token_hash`), so a database
+    dump opens no invitation. It works once (accepted_at, set by compare-and-set) and until
+    expires_at; an owner or admin may revoke it before. Rows are kept after use, revocation or
+    expiry, so the audit trail keeps its subject.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(max_length=254)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    invited_by_label = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-created_at"]
+        indexes = [
+            models.Index(fields=["project", "-created_at"], name="invitation_project_newest"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(role__in=Role.values), name="invitation_role_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.project} as {self.role}"

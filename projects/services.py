@@ -130,7 +130,10 @@ def project_delete(caller: Caller, args: ProjectDeleteInput, note: AuditNote) ->
     """Delete the project and everything it holds; its audit rows stay (they have no FK)."""
     note.target("project", caller.project.pk)
     if args.confirm_slug != caller.project.slug:
-        raise ValidationError(fields={"confirm_slug": "does not match the project's slug"})
+        raise ValidationError(
+            f"The slug typed does not match {caller.project.slug}; nothing was deleted.",
+            fields={"confirm_slug": "does not match the project's slug"},
+        )
     members = list(
         Membership.objects.filter(project=caller.project).values_list("user_id", flat=True)
     )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web.views import audit, connections, dashboard, front_door
+from web.views import audit, connections, dashboard, front_door, invitations
 
 app_name = "web"
 
@@ -19,6 +19,20 @@ urlpatterns = [
         connections.api_key_revoke_view,
         name="api_key_revoke",
     ),
+    path("projects/<slug:slug>/invitations/", invitations.invitations_page, name="invitations"),
+    path(
+        "projects/<slug:slug>/invitations/<uuid:invitation_id>/sent/",
+        invitations.invitation_sent,
+        name="invitation_sent",
+    ),
+    path(
+        "projects/<slug:slug>/invitations/<uuid:invitation_id>/revoke/",
+        invitations.invitation_revoke_view,
+        name="invitation_revoke",
+    ),
+    # "accept" first: the link's own route takes any token.
+    path("invitations/accept/", invitations.invitation_accept_view, name="invitation_accept"),
+    path("invitations/<str:token>/", invitations.open_link, name="invitation_open"),
     path("apps/", connections.apps_page, name="apps"),
     path("apps/revoke/", connections.app_revoke, name="app_revoke"),
     path("audit/", audit.audit_home, name="audit"),

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from heyaira_client import Profile, save_profile
+from tests.client.install import pip_install_client
 from tests.live import REPO, LiveServer, start_live_server, stop_live_server
 
 PASSWORD = "correct-horse-battery-staple-42"
@@ -31,6 +32,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         yield live
     finally:
         stop_live_server(live, pg_name)
+
+
+@pytest.fixture(scope="session")
+def installed_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`pip install ./client` into a directory of its own (tests/client/install.py), once per
+    test process: its `bin/heyaira` is the command people type and hooks run by name."""
+    return pip_install_client(CLIENT_SRC.parent, tmp_path_factory.mktemp("installed") / "site")
 
 
 @dataclass
@@ -57,6 +65,18 @@ class Home:
             text=True,
             env={**self.env, **env},
             timeout=timeout,
+            check=False,
+        )
+
+    def installed(self, target: Path, *args: str, **env: str) -> Any:
+        """The pip-installed `heyaira ARGS`, run by its absolute path from a PATH that does not
+        have it, as from a virtualenv that is not activated."""
+        return subprocess.run(
+            [str(target / "bin" / "heyaira"), *args],
+            capture_output=True,
+            text=True,
+            env={**self.env, "PYTHONPATH": str(target), **env},
+            timeout=120,
             check=False,
         )
 

@@ -98,5 +98,7 @@ def test_no_server_is_one_line_and_its_own_exit_status(home: Home):
     done = home.cli("whoami", HEYAIRA_TEST_KEY="hak_unused")
 
     assert done.returncode == 6, done.stderr
-    assert done.stderr.startswith(f"heyaira: no answer from http://127.0.0.1:{port}/mcp")
+    assert done.stderr.startswith(f"heyaira: cannot connect to http://127.0.0.1:{port}/mcp")
+    assert len(done.stderr.strip().splitlines()) == 1
     assert "Traceback" not in done.stderr
+    assert "ExceptionGroup" not in done.stderr

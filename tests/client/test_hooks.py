@@ -1,11 +1,11 @@
-"""The session hooks as the agents run them: `heyaira hooks install` writes the configuration,
-and the test runs the installed command through a shell with the JSON the agent sends.
+"""The session hooks as the agents run them: `heyaira hooks install` (the pip-installed command,
+run from a virtualenv that is not on PATH) writes the configuration, and the test runs the
+installed command through a shell with the JSON the agent sends (tests/client/claude_code.py).
 
-SessionStart and PreCompact inputs are the examples of Claude Code's hook reference
-(code.claude.com/docs/en/hooks): common fields session_id, transcript_path, cwd,
-hook_event_name; SessionStart adds source (startup|resume|clear|compact) and model; PreCompact
-adds trigger (manual|auto) and custom_instructions. A SessionStart hook injects context by
-printing {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "..."}}.
+A SessionStart hook injects context by printing
+{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "..."}}. What the
+team shares (.claude/settings.json, .mcp.json, AGENTS.md) holds no path of this machine; that
+part goes to .claude/settings.local.json.
 """
 
 from __future__ import annotations
@@ -22,6 +22,13 @@ import anyio
 import pytest
 
 from heyaira_client import HeyAira
+from tests.client.claude_code import (
+    absolute_paths,
+    installed_command,
+    pre_compact_input,
+    run_hook,
+    session_start_input,
+)
 from tests.client.conftest import Home, Seat
 
 pytestmark = pytest.mark.live_server
@@ -33,28 +40,6 @@ SUMMARIZER = (
     "print('- Goal: ' + ('the person asked for a client' if asked else '?')); "
     "print('- Pending: the README.')"
 )
-
-
-def session_start_input(transcript: Path, cwd: Path, source: str = "startup") -> dict[str, Any]:
-    return {
-        "session_id": "abc123",
-        "transcript_path": str(transcript),
-        "cwd": str(cwd),
-        "hook_event_name": "SessionStart",
-        "source": source,
-        "model": "claude-sonnet-4-6",
-    }
-
-
-def pre_compact_input(transcript: Path, cwd: Path) -> dict[str, Any]:
-    return {
-        "session_id": "abc123",
-        "transcript_path": str(transcript),
-        "cwd": str(cwd),
-        "hook_event_name": "PreCompact",
-        "trigger": "manual",
-        "custom_instructions": "",
-    }
 
 
 def claude_transcript(path: Path) -> Path:
@@ -85,45 +70,28 @@ def claude_transcript(path: Path) -> Path:
     return path
 
 
-def installed_command(settings: Path, event: str) -> str:
-    data = json.loads(settings.read_text())
-    (group,) = [g for g in data["hooks"][event] if "heyaira_client" in json.dumps(g)]
-    (hook,) = group["hooks"]
-    assert hook["type"] == "command"
-    return str(hook["command"])
-
-
-def run_hook(home: Home, command: str, payload: dict[str, Any], **env: str) -> Any:
-    """As Claude Code runs a command hook: through a shell, the event's JSON on stdin."""
-    return subprocess.run(
-        ["bash", "-c", command],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env={**home.env, **env},
-        timeout=120,
-        check=False,
-    )
-
-
 def test_the_claude_code_hooks_inject_the_brief_and_store_the_running_summary(
-    home: Home, seat: Seat, tmp_path: Path
+    home: Home, seat: Seat, tmp_path: Path, installed_client: Path
 ):
     seat.saved(home, agent="claude-code", summarizer=(sys.executable, "-c", SUMMARIZER))
-    settings = tmp_path / "project" / ".claude" / "settings.json"
+    project = tmp_path / "project"
+    settings = project / ".claude" / "settings.json"
+    local = project / ".claude" / "settings.local.json"
     settings.parent.mkdir(parents=True)
     theirs = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo checked"}]}
     settings.write_text(json.dumps({"model": "opus", "hooks": {"PreToolUse": [theirs]}}))
 
-    mcp_json = tmp_path / "project" / ".mcp.json"
+    mcp_json = project / ".mcp.json"
     mcp_json.write_text(json.dumps({"mcpServers": {"other": {"type": "stdio", "command": "x"}}}))
     for _ in range(2):  # installing again replaces our entries, never duplicates them
-        done = home.cli(
+        done = home.installed(
+            installed_client,
             *("hooks", "install", "claude-code", "--settings", str(settings)),
             *("--mcp-json", str(mcp_json)),
         )
         assert done.returncode == 0, done.stderr
-        assert f"wrote {settings}\nwrote {mcp_json}" in done.stdout
+        assert f"wrote {settings}\nwrote {local}" in done.stdout
+        assert f"wrote {mcp_json}" in done.stdout
     servers = json.loads(mcp_json.read_text())["mcpServers"]
     assert servers["other"] == {"type": "stdio", "command": "x"}
     assert servers["heyaira"] == {
@@ -137,33 +105,46 @@ def test_the_claude_code_hooks_inject_the_brief_and_store_the_running_summary(
     assert len(data["hooks"]["SessionStart"]) == 1
     assert len(data["hooks"]["PreCompact"]) == 1
     assert data["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    command = installed_command(settings, "SessionStart")
+    assert command == "heyaira hook claude-code session-start --profile work"
 
+    # The team's files name the command, never this machine's paths; those are local.
+    for shared in (settings, mcp_json):
+        assert absolute_paths(shared.read_text()) == [], shared
+        assert str(tmp_path) not in shared.read_text()
+        assert sys.executable not in shared.read_text()
+    machine = json.loads(local.read_text())["env"]
+    assert machine["PATH"].split(":")[0] == str(installed_client / "bin")
+    assert machine["HEYAIRA_PROFILES"] == str(home.profiles)
+    assert set(json.loads(local.read_text())) == {"env"}
+
+    # Claude Code runs the hooks without the virtualenv on PATH: the local env supplies it.
+    env = {**home.env, "PYTHONPATH": str(installed_client)}
     transcript = claude_transcript(tmp_path / "session.jsonl")
-    start = run_hook(
-        home, installed_command(settings, "SessionStart"), session_start_input(transcript, tmp_path)
-    )
+    start = run_hook(command, session_start_input(transcript, project), env, settings, local)
     assert start.returncode == 0, start.stderr
     output = json.loads(start.stdout)
-    assert set(output) == {"hookSpecificOutput"}
+    assert set(output) == {"hookSpecificOutput"}, output
     assert set(output["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
     assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     context = output["hookSpecificOutput"]["additionalContext"]
     assert context.startswith(f"# HeyAira: {seat.slug.title()} ({seat.slug})")
-    assert "## Open tasks (0)" in context
+    assert "## Open tasks (0, 0 ready)" in context
+    # Without the local file the command is not found: it is what makes the hook run here.
+    assert run_hook(command, session_start_input(transcript, project), env).returncode == 127
 
     compact = run_hook(
-        home,
         installed_command(settings, "PreCompact"),
-        pre_compact_input(transcript, tmp_path),
-        HEYAIRA_HOOK_WAIT="1",
+        pre_compact_input(transcript, project),
+        {**env, "HEYAIRA_HOOK_WAIT": "1"},
+        settings,
+        local,
     )
     assert compact.returncode == 0, compact.stderr
     assert compact.stdout == ""
 
     after = run_hook(
-        home,
-        installed_command(settings, "SessionStart"),
-        session_start_input(transcript, tmp_path, source="compact"),
+        command, session_start_input(transcript, project, source="compact"), env, settings, local
     )
     context = json.loads(after.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "## Running summary (claude-code, v1)" in context
@@ -171,28 +152,72 @@ def test_the_claude_code_hooks_inject_the_brief_and_store_the_running_summary(
     assert "Recovered after compaction" in context
 
 
+def test_an_earlier_install_with_absolute_paths_is_replaced(
+    home: Home, seat: Seat, tmp_path: Path, installed_client: Path
+):
+    seat.saved(home)
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    old = f"{sys.executable} -m heyaira_client hook claude-code session-start --profile work"
+    group = {"matcher": "startup", "hooks": [{"type": "command", "command": old}]}
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [group]}}))
+
+    done = home.installed(
+        installed_client, "hooks", "install", "claude-code", "--settings", str(settings)
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(settings.read_text())["hooks"]["SessionStart"]) == 1
+    assert absolute_paths(settings.read_text()) == []
+
+
+def test_the_users_own_settings_take_this_machines_part_too(
+    home: Home, seat: Seat, installed_client: Path
+):
+    """~/.claude/settings.json is the person's own, on this machine: no settings.local.json
+    beside it (Claude Code reads none there); the env goes into the file itself."""
+    seat.saved(home)
+
+    done = home.installed(installed_client, "hooks", "install", "claude-code")
+
+    assert done.returncode == 0, done.stderr
+    user = Path(home.env["HOME"]) / ".claude" / "settings.json"
+    assert done.stdout.strip() == f"wrote {user}"
+    data = json.loads(user.read_text())
+    assert installed_command(user, "SessionStart").startswith("heyaira hook claude-code")
+    assert data["env"]["PATH"].startswith(str(installed_client / "bin"))
+    assert not user.with_name("settings.local.json").exists()
+
+
 def test_the_session_start_hook_fails_open_and_warns_on_a_mismatch(
-    home: Home, seat: Seat, tmp_path: Path
+    home: Home, seat: Seat, tmp_path: Path, installed_client: Path
 ):
     seat.saved(home, instance="production")
-    settings = tmp_path / "settings.json"
-    assert home.cli("hooks", "install", "claude-code", "--settings", str(settings)).returncode == 0
+    settings = tmp_path / ".claude" / "settings.json"
+    done = home.installed(
+        installed_client, "hooks", "install", "claude-code", "--settings", str(settings)
+    )
+    assert done.returncode == 0, done.stderr
 
     start = run_hook(
-        home,
         installed_command(settings, "SessionStart"),
         session_start_input(tmp_path / "none.jsonl", tmp_path),
+        {**home.env, "PYTHONPATH": str(installed_client)},
+        settings,
+        settings.with_name("settings.local.json"),
     )
 
     assert start.returncode == 0, start.stderr
-    output = json.loads(start.stdout)["hookSpecificOutput"]
-    assert output["hookEventName"] == "SessionStart"
-    assert "server_identity instance is 'live-test'" in output["additionalContext"]
-    assert "Do not write to HeyAira" in output["additionalContext"]
+    output = json.loads(start.stdout)
+    assert output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert "server_identity instance is 'live-test'" in context
+    assert "Do not write to HeyAira" in context
+    assert "server_identity instance is 'live-test'" in output["systemMessage"]
 
 
 def test_the_codex_setup_writes_the_mcp_server_and_an_agents_md_section(
-    home: Home, seat: Seat, tmp_path: Path
+    home: Home, seat: Seat, tmp_path: Path, installed_client: Path
 ):
     seat.saved(home)
     config = tmp_path / "codex" / "config.toml"
@@ -218,10 +243,17 @@ def test_the_codex_setup_writes_the_mcp_server_and_an_agents_md_section(
     text = agents.read_text()
     assert text.startswith("# Agents\n\nRun the tests before committing.\n")
     assert text.count("<!-- heyaira:begin -->") == 1
-    # The command AGENTS.md tells the agent to run, run as written.
+    assert absolute_paths(text) == []  # AGENTS.md is the team's
+    # The command AGENTS.md tells the agent to run, run as written, with heyaira on PATH.
     command = text.split("1. Run `", 1)[1].split("`", 1)[0]
+    assert command == "heyaira hook session-start --profile work"
+    env = {
+        **home.env,
+        "PATH": f"{installed_client / 'bin'}:{home.env['PATH']}",
+        "PYTHONPATH": str(installed_client),
+    }
     brief = subprocess.run(
-        ["bash", "-c", command], capture_output=True, text=True, env=home.env, timeout=120
+        ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=120
     )
     assert brief.returncode == 0, brief.stderr
     assert brief.stdout.startswith(f"# HeyAira: {seat.slug.title()}")

@@ -109,11 +109,21 @@ def test_it_revokes_keys_with_an_action(world: World):
     ).api_key
     other = beta_key(world)
     browser = signed_in(world.admin)
+    chosen = {"action": "revoke_selected", "_selected_action": [str(alpha.pk), str(other.pk)]}
 
-    response = browser.post(
-        LIST,
-        {"action": "revoke_selected", "_selected_action": [str(alpha.pk), str(other.pk)]},
-    )
+    # First the confirmation, naming what ends; nothing is revoked yet.
+    asked = browser.post(LIST, chosen)
+    assert asked.status_code == 200
+    page = asked.content.decode()
+    assert "Revoke 1 API key: &#x27;a&#x27;?" in page
+    assert "Agents using it will get 401 at once." in page
+    assert "Yes, revoke 1 key" in page
+    assert asked.context["selected"] == [str(alpha.pk)]  # not theirs: not even named
+    alpha.refresh_from_db()
+    assert alpha.revoked_at is None
+    assert not AuditEvent.objects.filter(operation="api_key_revoke").exists()
+
+    response = browser.post(LIST, {**chosen, "confirmed": "yes"})
 
     assert response.status_code == 302
     alpha.refresh_from_db()

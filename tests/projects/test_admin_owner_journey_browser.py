@@ -145,8 +145,13 @@ def revoke_key(server: LiveServer, page: Page, key_id: str) -> None:
     page.check(f"input[name=_selected_action][value='{key_id}']")
     page.select_option("select[name=action]", "revoke_selected")
     page.get_by_role("button", name="Go").click()
+    # First the confirmation, naming the key; nothing ends until she says yes.
+    assert page.get_by_role("heading", level=1).inner_text() == "Revoke 1 API key: 'laptop'?"
+    assert "Agents using it will get 401 at once." in page.locator("#ending").inner_text()
+    shoot(page, "api-key-revoke-confirm")
+    page.get_by_role("button", name="Yes, revoke 1 key").click()
     page.wait_for_selector(".messagelist .info, .messagelist .success")
-    assert "1 API key(s) revoked." in page.locator(".messagelist").inner_text()
+    assert "Revoked 1 API key: 'laptop'." in page.locator(".messagelist").inner_text()
     assert server.run_python(
         "from projects.models import ApiKey\n"
         f"result = ApiKey.objects.get(pk={key_id!r}).revoked_at is not None"

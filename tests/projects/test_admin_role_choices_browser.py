@@ -1,6 +1,7 @@
 """The role choices in /admin/ are exactly the roles the signed-in person may grant in that
 project: an admin is offered viewer and contributor only, an owner all four, and someone who
-is an owner of one project and an admin of another sees the list follow the chosen project."""
+is an owner of one project and an admin of another sees the list follow the chosen project.
+Whatever is offered, the least role (viewer) is the one preselected."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def test_it_offers_an_admin_only_viewer_and_contributor(admin_server: LiveServer
     open_from_index(page, server, "Memberships")
     page.get_by_role("link", name="Add membership").click()
     assert options(page.locator("#id_role")) == UNPRIVILEGED
+    assert page.locator("#id_role").input_value() == "viewer"  # the least role, preselected
     shoot(page, "membership-add-as-admin")
 
     open_from_index(page, server, "Memberships")
@@ -55,3 +57,5 @@ def test_it_follows_the_chosen_project(admin_server: LiveServer, page: Page):
     assert options(page.locator("#id_role")) == UNPRIVILEGED
     page.select_option("#id_project", ids["alpha"])
     assert options(page.locator("#id_role")) == EVERY_ROLE
+    # Offered every role, the owner still starts from the least one: never owner by default.
+    assert page.locator("#id_role").input_value() == "viewer"

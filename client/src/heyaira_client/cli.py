@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import shlex
-import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -16,9 +15,10 @@ from typing import Any
 
 import anyio
 
-from heyaira_client import hooks
+from heyaira_client import hooks, installers
 from heyaira_client.brief import render_brief
 from heyaira_client.errors import HeyAiraClientError, LostResponse, ProfileError
+from heyaira_client.failures import describe
 from heyaira_client.models import Identity
 from heyaira_client.oauth import login_provider, loopback_listener, open_in_browser, print_only
 from heyaira_client.profile import Profile, load_profile, save_profile
@@ -222,27 +222,50 @@ def cmd_decide(options: argparse.Namespace) -> None:
     _written("decision", _run(profile, work))
 
 
+def _hook_input() -> dict[str, Any]:
+    """The event's JSON on stdin; anything else counts as no input (a hook never fails on it)."""
+    try:
+        data = json.loads(sys.stdin.read() or "{}")
+    except (ValueError, OSError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def cmd_hook_claude_code(options: argparse.Namespace) -> None:
-    profile = load_profile(options.profile)
-    raw = sys.stdin.read()
-    hook_input = json.loads(raw) if raw.strip() else {}
+    hook_input = _hook_input()
+    timeout = hooks.hook_timeout(options.timeout)
     if options.event == "session-start":
-        _emit(hooks.session_start_output(profile, hook_input))
-    else:
-        hooks.pre_compact(profile, hook_input)
+        _emit(hooks.session_start_output(options.profile, hook_input, timeout))
+        return
+    answer = hooks.pre_compact(options.profile, hook_input, timeout)
+    if answer is not None:
+        _emit(answer)
+
+
+def cmd_hook_session_start(options: argparse.Namespace) -> None:
+    text, _ = hooks.brief(options.profile, hooks.hook_timeout(options.timeout))
+    sys.stdout.write(text)
+
+
+def cmd_hook_turn(options: argparse.Namespace) -> None:
+    warning = hooks.after_turn(options.profile, options.transcript)
+    if warning:
+        print(warning, file=sys.stderr)
 
 
 def cmd_hooks_install(options: argparse.Namespace) -> None:
     profile = load_profile(options.profile)
     if options.agent == "claude-code":
-        paths = hooks.install_claude_code(profile, options.settings, options.mcp_json)
+        paths = installers.install_claude_code(
+            profile, options.settings, options.mcp_json, options.local_settings
+        )
     elif options.agent == "codex":
-        paths = hooks.install_codex(profile, options.config, options.agents_md)
+        paths = installers.install_codex(profile, options.config, options.agents_md)
     else:
         if options.path is None:
             raise ProfileError("hooks install shell needs --path FILE")
-        paths = hooks.install_shell(profile, options.path)
-    print(hooks.installed(paths))
+        paths = installers.install_shell(profile, options.path)
+    print(installers.installed(paths))
 
 
 def _turns(options: argparse.Namespace) -> list[Any]:
@@ -262,15 +285,9 @@ def cmd_summary_update(options: argparse.Namespace) -> None:
 def cmd_summary_turn(options: argparse.Namespace) -> None:
     """After a turn: return at once; the check and the update run in a detached process."""
     profile = load_profile(options.profile)
-    subprocess.Popen(  # noqa: S603 (this package, this interpreter)
-        [
-            *(sys.executable, "-m", "heyaira_client", "summary", "update", "--if-due"),
-            *("--profile", profile.name, "--transcript", options.transcript),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    hooks.detach(
+        *("summary", "update", "--if-due", "--profile", profile.name),
+        *("--transcript", options.transcript),
     )
 
 
@@ -356,12 +373,27 @@ def parser() -> argparse.ArgumentParser:
     decide.add_argument("--source", required=True)
     decide.add_argument("--supersedes")
 
-    hook = commands.add_parser("hook", help="run a session hook (called by the agent)")
+    hook = commands.add_parser(
+        "hook", help="run a session hook (called by the agent; always exits 0)"
+    )
     hook_agents = hook.add_subparsers(dest="hook_agent", required=True)
     claude = hook_agents.add_parser("claude-code", help="Claude Code hooks (JSON on stdin)")
     claude.add_argument("event", choices=["session-start", "pre-compact"])
-    claude.add_argument("--profile")
     claude.set_defaults(handler=cmd_hook_claude_code)
+    start = hook_agents.add_parser("session-start", help="the brief as Markdown, or a warning")
+    start.set_defaults(handler=cmd_hook_session_start)
+    after = hook_agents.add_parser("turn", help="after a turn: the running summary, if due")
+    after.add_argument("--transcript", required=True, help="JSONL, one {role, text} a line")
+    after.set_defaults(handler=cmd_hook_turn)
+    for sub in (claude, start, after):
+        sub.add_argument("--profile")
+    for sub in (claude, start):
+        sub.add_argument(
+            "--timeout",
+            type=float,
+            help=f"seconds to wait for HeyAira (default: {hooks.TIMEOUT_VARIABLE}, "
+            f"else {hooks.DEFAULT_TIMEOUT:g})",
+        )
 
     hooks_parser = commands.add_parser("hooks", help="install session hooks")
     hooks_commands = hooks_parser.add_subparsers(dest="hooks_command", required=True)
@@ -371,6 +403,11 @@ def parser() -> argparse.ArgumentParser:
     install.add_argument("--profile")
     install.add_argument(
         "--settings", type=Path, help="Claude Code: default ~/.claude/settings.json"
+    )
+    install.add_argument(
+        "--local-settings",
+        type=Path,
+        help="Claude Code: this machine's part (default: settings.local.json beside --settings)",
     )
     install.add_argument("--mcp-json", type=Path, help="Claude Code: also a project .mcp.json")
     install.add_argument("--config", type=Path, help="Codex: default ~/.codex/config.toml")
@@ -408,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             if os.environ.get("HEYAIRA_DEBUG") or not isinstance(error, Exception):
                 raise
             # Connection refused, a timeout, a broken answer: one line, not a traceback.
-            print(f"heyaira: no answer from {_where(options)}: {error!r}", file=sys.stderr)
+            print(f"heyaira: {describe(error, url=_where(options))}", file=sys.stderr)
             sys.exit(LostResponse.exit_code)
         print(f"heyaira: {found}", file=sys.stderr)
         sys.exit(found.exit_code)

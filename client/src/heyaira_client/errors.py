@@ -76,6 +76,17 @@ class ToolError(HeyAiraClientError):
         return value if isinstance(value, int) else None
 
 
+class ServerFault(Exception):
+    """The server answered with an HTTP 5xx status: the call may or may not have happened.
+
+    Not a HeyAiraClientError on purpose: a keyed write that meets it is sent again with the same
+    key (session._send), exactly like one whose answer was lost."""
+
+    def __init__(self, url: str, status: int) -> None:
+        super().__init__(f"{url} answered HTTP {status}")
+        self.status = status
+
+
 class LostResponse(HeyAiraClientError):
     """A write was sent and no answer came back, and re-reading could not tell the outcome."""
 

@@ -80,6 +80,11 @@ class TaskSummary:
     version: int
     next_step: str
     blocker_count: int
+    # Readiness: todo with every blocked_by task done; else the open dependencies (their
+    # number, and the first few ids) it waits on.
+    ready: bool = False
+    waiting_on_count: int = 0
+    waiting_on: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,9 @@ class Context:
                     version=int(t["version"]),
                     next_step=t.get("next_step") or "",
                     blocker_count=int(t.get("blocker_count") or 0),
+                    ready=bool(t.get("ready")),
+                    waiting_on_count=int(t.get("waiting_on_count") or 0),
+                    waiting_on=tuple(str(i) for i in t.get("waiting_on") or ()),
                 )
                 for t in data.get("tasks", [])
             ),

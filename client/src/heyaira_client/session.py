@@ -30,6 +30,7 @@ from heyaira_client.errors import (
     LostResponse,
     NotVerified,
     ProfileMismatch,
+    ServerFault,
     ServerRefused,
     ToolError,
 )
@@ -187,9 +188,12 @@ class HeyAira:
             found = find_client_error(error)
             if found is not None:
                 raise found from None
+            if self._last_status >= 500:
+                # The caller decides whether to resend; the status says what happened.
+                raise ServerFault(self.profile.url, self._last_status) from error
             refusal = _mcp_error(error)
-            if refusal is None or refusal.code in _NO_ANSWER or self._last_status >= 500:
-                raise  # no answer came back (or a 5xx): the caller decides whether to resend
+            if refusal is None or refusal.code in _NO_ANSWER:
+                raise  # no answer came back: the caller decides whether to resend
             if self._last_status in (401, 403):
                 raise CredentialRefused(
                     f"the server refused the credential of profile {self.profile.name} "
