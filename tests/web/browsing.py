@@ -70,3 +70,33 @@ def unnamed_controls(page: Page) -> list[str]:
             .map(e => e.outerHTML)"""
     )
     return unnamed + list(unlabelled)
+
+
+# Every run of letters and digits in a visible text node, measured as the browser laid it out:
+# a word whose Range has more than one line box was split across lines. Runs longer than
+# TOKEN_CHARS are tokens (hashes, ids), and so is anything inside `.token` or a `pre` block:
+# those may wrap.
+TOKEN_CHARS = 30
+_SPLIT_WORDS = """(tokenChars) => {
+  const split = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest('.token, pre, script, style')) continue;
+    for (const match of node.data.matchAll(/[\\p{L}\\p{N}]+/gu)) {
+      if (match[0].length > tokenChars) continue;
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const lines = new Set([...range.getClientRects()]
+        .filter(r => r.width > 0 && r.height > 0).map(r => Math.round(r.top)));
+      if (lines.size > 1) split.push(match[0]);
+    }
+  }
+  return split;
+}"""
+
+
+def split_words(page: Page) -> list[str]:
+    """The words the page shows broken across two or more lines."""
+    return list(page.evaluate(_SPLIT_WORDS, TOKEN_CHARS))

@@ -95,7 +95,7 @@ def test_it_shows_the_chains_state_verified_and_checkpointed(world: World, clien
     assert head is not None
     html = client.get("/audit/alpha/").content.decode()
     assert f"up to event {head.seq} of {head.seq}, by <code>verify_audit</code>" in html
-    assert f"event {head.seq} (hash <code>" in html  # the checkpoint
+    assert f"event {head.seq} (hash <code title=" in html  # the checkpoint
 
 
 def test_it_shows_an_events_place_and_whether_its_hashes_match(world: World, client: Client):

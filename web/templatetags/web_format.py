@@ -1,4 +1,5 @@
-"""How the pages show times and short ids: UTC, to the second, in a <time> element."""
+"""How the pages show times and short ids (UTC, to the second, in a <time> element), and
+whether a person is offered the audit log."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from datetime import UTC, datetime
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+
+from projects.admin_audit import audit_readable_projects
 
 register = template.Library()
 
@@ -35,3 +38,15 @@ def short_id(value: object) -> str:
 @register.filter
 def status_label(value: str) -> str:
     return str(value).replace("_", " ")
+
+
+@register.simple_tag(takes_context=True)
+def may_read_audit(context: template.Context) -> bool:
+    """Whether the signed-in person may read any audit log (only then is one offered): one
+    query per request, kept on the request."""
+    request = context.get("request")
+    if request is None or not request.user.is_authenticated:
+        return False
+    if not hasattr(request, "_may_read_audit"):
+        request._may_read_audit = audit_readable_projects(request.user).exists()
+    return bool(request._may_read_audit)
