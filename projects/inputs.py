@@ -28,12 +28,17 @@ def _public_repository_url(value: str) -> str:
 
 
 def _link_template(placeholder: str) -> Callable[[str], str]:
-    """An http(s) URL with `placeholder` in it (and no other braces), or empty."""
+    """An http(s) URL with `placeholder` in it (and no other braces), or empty. A query is
+    allowed: some hosts name a commit there (cgit's `/commit/?id=`)."""
 
     def check(value: str) -> str:
         if not value:
             return value
-        _public_repository_url(value.replace(placeholder, "x"))
+        parts = urlsplit(value.replace(placeholder, "x"))
+        if parts.scheme not in ("https", "http") or not parts.hostname:
+            raise ValueError("must be an http(s) URL")
+        if parts.username or parts.password:
+            raise ValueError("must not embed credentials")
         if placeholder not in value:
             raise ValueError(f"must contain {placeholder}")
         if "{" in value.replace(placeholder, "") or "}" in value.replace(placeholder, ""):
