@@ -8,7 +8,6 @@ from typing import Any
 from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator
 
 from web.markdown import plain_text, render_markdown
 from web.repository_links import ProjectRepositories, RepositoryLinks
@@ -49,8 +48,23 @@ def markdown(text: str | None) -> SafeString:
 
 @register.filter
 def plain(text: str | None, chars: int = 200) -> str:
-    """The words of Markdown `text` on one line, cut at a word to about `chars` characters."""
-    return Truncator(plain_text(text or "")).chars(int(chars), truncate="…")
+    """The words of Markdown `text` on one line, at most `chars` characters: cut after a whole
+    word (never inside one), and then ending in "…"."""
+    return clip(plain_text(text or ""), chars)
+
+
+@register.filter
+def clip(words: str | None, chars: int = 200) -> str:
+    """`words`, at most `chars` characters, cut after a whole word and then ending in "…"
+    (Django's truncatechars cuts inside a word)."""
+    words = words or ""
+    limit = int(chars)
+    if len(words) <= limit:
+        return words
+    cut = words[: limit - 1]
+    if not words[limit - 1].isspace() and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,.;:") + "…"
 
 
 @register.simple_tag

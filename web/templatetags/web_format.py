@@ -30,6 +30,22 @@ def when(value: datetime | str | None) -> SafeString | str:
 
 
 @register.filter
+def when_minute(value: datetime | str | None) -> SafeString | str:
+    """Like `when`, to the minute (the full time is the element's title): for dense lists."""
+    if value in (None, ""):
+        return "never"
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    assert isinstance(moment, datetime)
+    moment = moment.astimezone(UTC)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        moment.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        moment.strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+@register.filter
 def short_id(value: object) -> str:
     """The first eight characters of an id: enough to tell rows apart on a page."""
     return str(value)[:8]

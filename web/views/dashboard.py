@@ -35,6 +35,7 @@ from web.selectors.tasks import (
 from web.views.common import person_page
 
 PROJECTS_SHOWN = 200
+TASKS_ON_DASHBOARD = 30
 MEMORIES_ON_DASHBOARD = 5
 SEARCH_RESULTS = 25
 QUERY_CHARS = 200  # memory_search's limit
@@ -76,7 +77,7 @@ def project_home(request: HttpRequest, slug: str) -> HttpResponse:
         problem = f"There is no task status “{status[:40]}”: open tasks are shown instead."
         status = "open"
     cursor = request.GET.get("after") or None
-    board = task_board(caller, status=status, cursor=cursor)
+    board = task_board(caller, status=status, cursor=cursor, limit=TASKS_ON_DASHBOARD)
     memories = memory_timeline(caller, limit=MEMORIES_ON_DASHBOARD)
     context = project_context(caller, "overview")
     context.update(
