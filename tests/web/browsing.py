@@ -108,8 +108,9 @@ AXE = REPO / ".tools" / "web-tools" / "node_modules" / "axe-core" / "axe.min.js"
 FAILING_IMPACTS = ("serious", "critical")
 _AXE_RUN = """async (impacts) => {
   const found = await axe.run(document, {resultTypes: ['violations']});
-  return found.violations.filter(v => impacts.includes(v.impact)).map(v =>
-    `${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join('; ')})`);
+  const where = v => v.nodes.slice(0, 3).map(n => n.target.join(' ')).join('; ');
+  return found.violations.filter(v => impacts.includes(v.impact))
+    .map(v => `${v.impact} ${v.id}: ${v.help} (${where(v)})`);
 }"""
 
 

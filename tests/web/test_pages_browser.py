@@ -22,7 +22,6 @@ from tests.live import LiveServer, start_live_server, stop_live_server
 from tests.web.browsing import (
     PASSWORD,
     VIEWPORTS,
-    assert_fits,
     axe_violations,
     open_page,
     require_axe,

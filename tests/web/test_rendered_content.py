@@ -28,7 +28,8 @@ def test_it_renders_markdown_and_lets_no_raw_html_or_script_link_through():
     html = render_markdown(HOSTILE)
     assert "<h3>Plan</h3>" in html  # a "#" heading sits below the page's h1 and h2
     assert "<strong>bold</strong>" in html
-    assert "<script" not in html and "<img" not in html
+    assert "<script" not in html
+    assert "<img" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # raw HTML shows as text
     assert "javascript:" not in re.sub(r">[^<]*<", "><", html)  # in no attribute
     assert 'href="data:' not in html
@@ -73,7 +74,8 @@ def test_the_task_page_renders_the_description_notes_and_receipts(world: World, 
     html = client.get(f"/projects/alpha/tasks/{task['id']}/").content.decode()
     assert "<h3>Plan</h3>" in html
     assert "<script>alert" not in html
-    assert "<li>first</li>" in html and "<em>Go</em>" in html
+    assert "<li>first</li>" in html
+    assert "<em>Go</em>" in html
     assert "Did <strong>two</strong> things" in html
     # Pass and fail differ in words, symbol and class (colour): never colour alone.
     assert '<span class="badge test-passed">✓ passed</span> <code>pytest tests/a</code>' in html

@@ -177,3 +177,16 @@ def test_it_asks_nothing_for_a_key_of_another_project(world: World):
     response = admin.post(f"/projects/alpha/keys/{issued.api_key.pk}/revoke/")
     assert response.status_code == 404
     assert "beta key" not in response.content.decode()
+
+
+def test_the_confirming_post_needs_the_pages_csrf_token(world: World):
+    issued = api_key_create(
+        operator_caller(world.alpha), user_id=world.viewer.pk, label="k", scopes=["continuity:read"]
+    )
+    admin = Client(enforce_csrf_checks=True)
+    admin.force_login(world.admin)
+    url = f"/projects/alpha/keys/{issued.api_key.pk}/revoke/"
+    assert admin.post(url, {"confirm": "yes"}).status_code == 403
+    authenticate(f"Bearer {issued.secret}", resource="mcp", request_id="r7")  # still live
+    asked = admin.post(url)  # asking needs it too: the confirmation page is a form's answer
+    assert asked.status_code == 403
