@@ -205,3 +205,32 @@ def test_an_unbound_repository_is_shown_without_a_link(world: World, client: Cli
     html = client.get(f"/projects/alpha/tasks/{task['id']}/").content.decode()
     assert '<code title="abcdef0123456">abcdef012345</code>' in html
     assert "/commit/" not in html
+
+
+def test_the_admins_binding_form_names_the_link_templates(world: World, client: Client):
+    client.force_login(world.admin)
+    form = client.get("/admin/projects/projectrepository/add/").content.decode()
+    assert 'name="commit_url_template"' in form
+    assert 'name="branch_url_template"' in form
+    fields = {
+        "project": world.alpha.pk,
+        "provider": "other",
+        "owner": "acme",
+        "name": "gitea",
+        "url": "https://git.example.net/acme/gitea",
+        "default_branch": "main",
+        "installation_ref": "",
+        "commit_url_template": "https://git.example.net/acme/gitea/commit/{commit}",
+        "branch_url_template": "https://git.example.net/acme/gitea/src/branch/{branch}",
+    }
+    response = client.post("/admin/projects/projectrepository/add/", fields)
+    assert response.status_code == 302, response.content
+    binding = ProjectRepository.objects.get(project=world.alpha, repository__name="gitea")
+    assert binding.commit_url_template == fields["commit_url_template"]
+    assert binding.branch_url_template == fields["branch_url_template"]
+    refused = client.post(
+        "/admin/projects/projectrepository/add/",
+        {**fields, "name": "other", "commit_url_template": "https://git.example.net/no-slot"},
+    )
+    assert refused.status_code == 200
+    assert "commit_url_template" in refused.context["adminform"].form.errors

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated, Literal
+from uuid import UUID
 
 from django.db.models import Count, Q, QuerySet
 from pydantic import Field, StrictInt
@@ -153,7 +154,7 @@ class Dependents:
         return self.total - len(self.tasks)
 
 
-def dependents(caller: Caller, task_id: str) -> Dependents:
+def dependents(caller: Caller, task_id: UUID) -> Dependents:
     """The tasks that wait on `task_id` (the first DEPENDENTS_SHOWN, oldest first) and how
     many there are: two queries."""
     links = TaskDependency.objects.filter(project=caller.project, blocked_by_id=task_id)

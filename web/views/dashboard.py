@@ -110,7 +110,7 @@ def task_page(request: HttpRequest, slug: str, task_id: UUID) -> HttpResponse:
         task=task,
         blocked_by=blocked_by,
         waiting=[link for link in blocked_by if link.status != TaskStatus.DONE],
-        dependents=dependents(caller, str(task_id)),
+        dependents=dependents(caller, task_id),
         receipts=receipts["receipts"],
         next_cursor=receipts["next_cursor"],
         receipts_more=receipts_after(caller, task_id, receipts["receipts"][-1])
