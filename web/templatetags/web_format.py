@@ -3,11 +3,12 @@ whether a person is offered the audit log."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from django import template
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from projects.admin_audit import audit_readable_projects
 
@@ -66,3 +67,10 @@ def may_read_audit(context: template.Context) -> bool:
     if not hasattr(request, "_may_read_audit"):
         request._may_read_audit = audit_readable_projects(request.user).exists()
     return bool(request._may_read_audit)
+
+
+@register.filter
+def url_breaks(url: str) -> SafeString:
+    """A URL that may wrap after its slashes (and only inside a part longer than the line)."""
+    parts = re.split(r"(?<=/)(?!/)", str(url))  # after each slash that does not start a "//"
+    return format_html_join(mark_safe("<wbr>"), "{}", ((part,) for part in parts))
