@@ -142,6 +142,7 @@ COVERAGE: dict[str, str] = {
     MAKE_TEST: CI,
     "make test": CI,
     "make conformance-tools": CI,
+    "make web-tools": CI,
     DEMO_KEY: RUN,
     CREATEDB: PG,
     PG_RUN: PG_SERVER,
