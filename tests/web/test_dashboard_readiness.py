@@ -137,13 +137,13 @@ def test_an_unknown_status_is_named_and_open_tasks_are_shown(world: World, clien
 
 
 def test_a_cut_list_says_how_many_more_follow(world: World, client: Client):
-    for n in range(30):
+    for n in range(35):
         make(world, f"Task number {n}")
     client.force_login(world.viewer)
     html = client.get("/projects/alpha/").content.decode()
-    assert "newest first: 25 shown, and 5 more" in html
+    assert "30 open tasks, and 5 more, newest first" in html
     older = re.search(r'href="\?after=([^"]+)">Older tasks: 5 more</a>', html)
     assert older is not None
     rest = client.get(f"/projects/alpha/?after={older.group(1)}").content.decode()
-    assert "newest first: 5 shown" in rest
+    assert "5 open tasks, newest first (an older page)" in rest
     assert "Older tasks" not in rest

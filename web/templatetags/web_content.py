@@ -50,7 +50,10 @@ def markdown(text: str | None) -> SafeString:
 def plain(text: str | None, chars: int = 200) -> str:
     """The words of Markdown `text` on one line, at most `chars` characters: cut after a whole
     word (never inside one), and then ending in "…"."""
-    return clip(plain_text(text or ""), chars)
+    words = plain_text(text or "")
+    if words.endswith("…") and " " in words:  # already cut (a selector's preview): maybe inside
+        words = words[:-1].rsplit(" ", 1)[0].rstrip(" ,.;:") + "…"  # a word, so drop that one
+    return clip(words, chars)
 
 
 @register.filter
