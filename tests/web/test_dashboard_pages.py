@@ -29,7 +29,9 @@ def test_it_shows_open_tasks_with_their_whole_handoff(world: World, client: Clie
     assert "in progress" in html
     assert "Browser journeys" in html  # the next step
     assert "<li>Waiting for the chain branch</li>" in html  # blockers
-    assert "version 3, moved by </span>carla" in html  # the version after two updates, who moved it last
+    assert (
+        "version 3, moved by </span>carla" in html
+    )  # the version after two updates, who moved it last
     # The repository reference, linked to the bound GitHub repository and its branch.
     assert (
         '<a href="https://github.com/acme/app"><code>acme/app</code></a> on '

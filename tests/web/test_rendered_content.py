@@ -14,7 +14,7 @@ from projects.callers import operator_caller
 from projects.models import ProjectRepository
 from projects.services import repository_bind
 from tests.factories import World, wc
-from web.markdown import plain_text, render_markdown
+from web.markdown import clean, plain_text, render_markdown
 
 HOSTILE = (
     "# Plan\n\n**bold** <script>alert(1)</script> <img src=x onerror=alert(2)>\n\n"
@@ -39,6 +39,18 @@ def test_it_renders_markdown_and_lets_no_raw_html_or_script_link_through():
     assert 'href="https://tracker.example/p.png" rel="nofollow noopener">pixel</a>' in html
     for href_tag in re.findall(r"<a [^>]*>", html):
         assert 'rel="nofollow noopener"' in href_tag
+
+
+def test_the_allowlist_holds_on_its_own_whatever_the_renderer_lets_through():
+    cleaned = clean(
+        '<p onclick="steal()">a</p><script>b()</script><iframe src="https://x"></iframe>'
+        '<a href="javascript:c()">c</a><a href="https://ok.example" target="_blank">d</a>'
+        '<img src="https://t.example/p.png"><h1>big</h1><style>*{}</style>'
+    )
+    assert cleaned == (
+        '<p>a</p><a rel="nofollow noopener">c</a>'
+        '<a href="https://ok.example" rel="nofollow noopener">d</a>big'
+    )
 
 
 def test_it_keeps_only_the_words_for_previews():
