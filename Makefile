@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint typecheck pytest smoke conformance-tools clean
+.PHONY: run test lint typecheck pytest smoke conformance-tools web-tools clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,12 @@ smoke: $(VENV)/.dev
 # tests/mcp/test_conformance.py and test_typescript_clients.py are skipped, except in CI.
 conformance-tools:
 	scripts/install_conformance.sh
+
+# axe-core in .tools/web-tools (npm registry, pinned by scripts/web-tools/package-lock.json):
+# tests/web/test_pages_browser.py runs it in every page; without it that check is skipped,
+# except in CI.
+web-tools:
+	scripts/install_web_tools.sh
 
 clean:
 	rm -rf $(VENV) var .tools .pytest_cache .mypy_cache .ruff_cache

@@ -11,17 +11,22 @@ Public (the web UI uses these; keep them stable):
 - `read_export(lines)`: the header and the rows of an export (JSONL or CSV), as `verify_audit
   --file` reads them, without the database.
 
-The format (version 1): a first line naming the format, then one event per line with every
-field of audit.chain.FIELDS in its canonical spelling plus `seq`, `prev_hash`, `digest`, `hash`.
-JSONL: `{"format": "heyaira-audit-export", "version": 1, "filtered": true|false}` then one JSON
-object per event. CSV: `# heyaira-audit-export version=1 filtered=true|false`, a row of column
-names, then one row per event (an empty user_id or project_id is null).
+The format (version 1): every field of audit.chain.FIELDS in its canonical spelling plus `seq`,
+`prev_hash`, `digest`, `hash`, one event per line.
+JSONL: a first line `{"format": "heyaira-audit-export", "version": 1, "filtered": true|false}`,
+then one JSON object per event.
+CSV: a plain CSV whose first line is its header, so that any CSV reader (csv.DictReader, a
+spreadsheet) takes the column names from it: the columns above, then `export`, which says on
+every row whether the file holds whole chains (`complete`) or a filtered set (`filtered`); then
+one row per event (an empty user_id or project_id is null). Files written before this header
+(a first line `# heyaira-audit-export version=1 filtered=...`) are still read.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -36,6 +41,8 @@ from audit.models import AuditEvent
 FORMAT = "heyaira-audit-export"
 VERSION = 1
 COLUMNS: tuple[str, ...] = (*chain.FIELDS, *chain.CHAIN_FIELDS)
+COMPLETE, FILTERED = "complete", "filtered"
+CSV_COLUMNS: tuple[str, ...] = (*COLUMNS, "export")
 BATCH = 2000
 CHAIN, SEQ = COLUMNS.index("chain"), COLUMNS.index("seq")
 
@@ -125,7 +132,7 @@ def export_jsonl(events: QuerySet[AuditEvent], *, filtered: bool = True) -> Iter
 
 
 def export_csv(events: QuerySet[AuditEvent], *, filtered: bool = True) -> Iterator[str]:
-    yield f"# {FORMAT} version={VERSION} filtered={'true' if filtered else 'false'}\n"
+    scope = FILTERED if filtered else COMPLETE
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
 
@@ -135,22 +142,44 @@ def export_csv(events: QuerySet[AuditEvent], *, filtered: bool = True) -> Iterat
         writer.writerow(values)
         return buffer.getvalue()
 
-    yield line(COLUMNS)
+    yield line(CSV_COLUMNS)
     for row in export_rows(events):
-        yield line("" if row[name] is None else row[name] for name in COLUMNS)
+        yield line([*("" if row[name] is None else row[name] for name in COLUMNS), scope])
 
 
 def read_export(lines: Iterable[str]) -> tuple[ExportHeader, Iterator[dict[str, Any]]]:
     """An export's header and its rows (canonical dicts). Raises ValueError on a file that is
     not an export of this format."""
     iterator = iter(lines)
-    first = next(iterator, "").strip()
-    if first.startswith("{"):
-        header = _json_header(first)
+    first = next(iterator, "")
+    if first.strip().startswith("{"):
+        header = _json_header(first.strip())
         return header, (json.loads(line) for line in iterator if line.strip())
-    if first.startswith(f"# {FORMAT} "):
-        return _csv_header(first), _csv_rows(iterator)
+    if first.startswith(f"# {FORMAT} "):  # a CSV written before the plain header
+        return _csv_header(first.strip()), _csv_rows(iterator)
+    if next(csv.reader([first]), []) == list(CSV_COLUMNS):
+        return _plain_csv(itertools.chain([first], iterator))
     raise ValueError("not a HeyAira audit export (no header line)")
+
+
+def _plain_csv(lines: Iterator[str]) -> tuple[ExportHeader, Iterator[dict[str, Any]]]:
+    """A plain CSV: whether it is filtered is on its rows (its first row says; every row must
+    agree). One without rows claims nothing and is read as filtered."""
+    rows = _csv_rows(lines)
+    first = next(rows, None)
+    if first is None:
+        return ExportHeader(FORMAT, VERSION, True), iter(())
+    scope = first["export"]
+    if scope not in (COMPLETE, FILTERED):
+        raise ValueError(f"export column: {scope!r} is neither {COMPLETE} nor {FILTERED}")
+
+    def checked() -> Iterator[dict[str, Any]]:
+        for row in itertools.chain([first], rows):
+            if row.pop("export") != scope:
+                raise ValueError("export column: rows disagree on complete or filtered")
+            yield row
+
+    return ExportHeader(FORMAT, VERSION, scope == FILTERED), checked()
 
 
 def _json_header(line: str) -> ExportHeader:

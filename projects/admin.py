@@ -242,6 +242,19 @@ class BindingAddForm(ServiceForm):
         required=False,
         help_text="Optional app-installation id (a reference, never a token).",
     )
+    commit_url_template = forms.CharField(
+        max_length=300,
+        required=False,
+        label="Commit link",
+        help_text="Only for hosts other than GitHub and GitLab: the web address of a commit, "
+        "with {commit} where its id goes (https://git.example.com/acme/app/commit/{commit}).",
+    )
+    branch_url_template = forms.CharField(
+        max_length=300,
+        required=False,
+        label="Branch link",
+        help_text="Likewise for a branch, with {branch} where its name goes.",
+    )
 
     class Meta:
         model = ProjectRepository
@@ -270,11 +283,28 @@ class ProjectRepositoryAdmin(ServiceBackedAdmin):
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is not None:
-            return ["project", "repository", "created_at"]
-        return ["project", "provider", "owner", "name", "url", "default_branch", "installation_ref"]
+            return ["project", "repository", *self.link_fields(obj), "created_at"]
+        return [
+            "project",
+            "provider",
+            "owner",
+            "name",
+            "url",
+            "default_branch",
+            "installation_ref",
+            "commit_url_template",
+            "branch_url_template",
+        ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return ["project", "repository", "created_at"] if obj is not None else []
+        if obj is None:
+            return []
+        return ["project", "repository", *self.link_fields(obj), "created_at"]
+
+    @staticmethod
+    def link_fields(binding: ProjectRepository) -> list[str]:
+        names = ("commit_url_template", "branch_url_template")
+        return [name for name in names if getattr(binding, name)]
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a binding has nothing to edit: unbind and bind again

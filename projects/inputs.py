@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
@@ -24,6 +25,30 @@ def _public_repository_url(value: str) -> str:
     if parts.query or parts.fragment:
         raise ValueError("must not carry a query or fragment")
     return value
+
+
+def _link_template(placeholder: str) -> Callable[[str], str]:
+    """An http(s) URL with `placeholder` in it (and no other braces), or empty. A query is
+    allowed: some hosts name a commit there (cgit's `/commit/?id=`)."""
+
+    def check(value: str) -> str:
+        if not value:
+            return value
+        parts = urlsplit(value.replace(placeholder, "x"))
+        if parts.scheme not in ("https", "http") or not parts.hostname:
+            raise ValueError("must be an http(s) URL")
+        if parts.username or parts.password:
+            raise ValueError("must not embed credentials")
+        if placeholder not in value:
+            raise ValueError(f"must contain {placeholder}")
+        if "{" in value.replace(placeholder, "") or "}" in value.replace(placeholder, ""):
+            raise ValueError(f"may contain only {placeholder} in braces")
+        return value
+
+    return check
+
+
+LinkTemplate = Annotated[str, Field(max_length=300)]
 
 
 class ProjectCreateInput(Input):
@@ -64,6 +89,8 @@ class RepositoryBindInput(Input):
         Field(max_length=100, pattern=r"^[A-Za-z0-9_.:-]*$"),
         AfterValidator(not_a_token),
     ] = ""
+    commit_url_template: Annotated[LinkTemplate, AfterValidator(_link_template("{commit}"))] = ""
+    branch_url_template: Annotated[LinkTemplate, AfterValidator(_link_template("{branch}"))] = ""
 
 
 class RepositoryUnbindInput(Input):

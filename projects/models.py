@@ -107,6 +107,11 @@ class ProjectRepository(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="bindings")
     repository = models.ForeignKey(Repository, on_delete=models.PROTECT, related_name="bindings")
+    # Where the pages link a commit and a branch of this repository when its host is neither
+    # GitHub nor GitLab (whose links follow from the URL): `{commit}` and `{branch}` are
+    # replaced. Empty: the host's own pattern, or no link.
+    commit_url_template = models.CharField(max_length=300, blank=True)
+    branch_url_template = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -219,7 +219,10 @@ def repository_bind(
     try:
         with transaction.atomic():
             binding = ProjectRepository.objects.create(
-                project=caller.project, repository=repository
+                project=caller.project,
+                repository=repository,
+                commit_url_template=args.commit_url_template,
+                branch_url_template=args.branch_url_template,
             )
     except IntegrityError:
         raise ValidationError(

@@ -3,7 +3,7 @@
 A slug in a URL is never trusted alone: it is looked up among the person's memberships (the
 dashboard, API keys) or among the projects whose audit log they may read (the audit pages). An
 unknown slug and a project that is not theirs get the same answer, Http404, so existence never
-leaks (DESIGN section 4).
+leaks (docs/security.md).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
 
 from audit.models import Outcome
 from web.selectors.audit import AuditFilters
@@ -87,3 +88,16 @@ class AuditFilterForm(forms.Form):
 def _utc(moment: datetime | None) -> datetime | None:
     """A datetime-local value carries no zone: the form says UTC, so it is read as UTC."""
     return moment.replace(tzinfo=UTC) if moment is not None else None
+
+
+def form_problems(form: forms.Form) -> list[tuple[str, str, str]]:
+    """Each wrong value as (the filter's label, what is wrong, the field's id: "" for the
+    form as a whole), for the summary above the form."""
+    problems = []
+    for name, errors in form.errors.items():
+        field = form.fields.get(name)
+        label = str(field.label) if field is not None and name != NON_FIELD_ERRORS else ""
+        anchor = form[name].id_for_label if field is not None else ""
+        for error in errors:
+            problems.append((label, str(error), anchor))
+    return problems

@@ -67,7 +67,8 @@ SERVER, RUN, ASKS, CI, PG, PG_SERVER, SYNOPSIS, MENTION, REST = (
 MAKE_RUN = "make run    # creates .venv, installs, migrates SQLite, serves http://127.0.0.1:8000"
 MAKE_TEST = "make test   # the whole suite, plus ruff and mypy"
 DEMO_KEY = (
-    "python manage.py create_api_key demo --user owner --scopes continuity:read,continuity:write"
+    "python manage.py create_api_key demo --user owner --scopes continuity:read,continuity:write "
+    "--label claude-code"
 )
 CREATEDB = "createdb -h 127.0.0.1 -U postgres heyaira"
 PG_RUN = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/heyaira make run"
@@ -80,7 +81,8 @@ CREATE_PROJECT = 'python manage.py create_project web --name "Web app" --owner o
 CREATE_ALICE = "python manage.py createsuperuser --username alice --email alice@example.com"
 ADD_MEMBER = "python manage.py add_member web alice admin"
 ALICE_KEY = (
-    "python manage.py create_api_key web --user alice --scopes continuity:read --expires-days 90"
+    "python manage.py create_api_key web --user alice --scopes continuity:read --expires-days 90 "
+    "--label alice-laptop"
 )
 PURGE = "python manage.py purge_idempotency"
 CHANGE_PASSWORD = "python manage.py changepassword owner"
@@ -140,6 +142,7 @@ COVERAGE: dict[str, str] = {
     MAKE_TEST: CI,
     "make test": CI,
     "make conformance-tools": CI,
+    "make web-tools": CI,
     DEMO_KEY: RUN,
     CREATEDB: PG,
     PG_RUN: PG_SERVER,
@@ -155,7 +158,7 @@ COVERAGE: dict[str, str] = {
     "python manage.py create_project SLUG --name NAME --owner USERNAME": SYNOPSIS,
     "python manage.py add_member SLUG USERNAME ROLE": SYNOPSIS,
     "python manage.py create_api_key SLUG --user USERNAME [--scopes "
-    "continuity:read,continuity:write] [--expires-days N]": SYNOPSIS,
+    "continuity:read,continuity:write] [--expires-days N] [--label LABEL]": SYNOPSIS,
     "python manage.py purge_idempotency [--older-than-hours N]": SYNOPSIS,
 }
 
@@ -280,6 +283,7 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     key = last_line(ok(box, DEMO_KEY))
     assert key.startswith("hak_")
     assert identity(box, key)["project"]["slug"] == "demo"
+    assert identity(box, key)["principal"]["actor"].startswith("claude-code")  # its --label
     session = box.python(
         PROBE, action="sign_in", url=URL, username="owner", password=password.group(1)
     )

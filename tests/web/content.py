@@ -142,3 +142,110 @@ def record_events(project: Project, count: int, **fields: Any) -> list[AuditEven
         )
     newest = AuditEvent.objects.filter(project_id=project.pk).order_by("-seq")[:count]
     return list(reversed(newest))
+
+
+# Titles as people write them: long words, the kind a phone must not break mid-word.
+BUSY_TITLES = (
+    "Improve migrations for the audit tables",
+    "Internationalisation of the consent page",
+    "Observability: structured logging everywhere",
+    "Document the PostgreSQL configuration recommendations",
+    "Refactor authentication middleware",
+    "Accessibility review of the dashboard",
+    "Rate-limit anonymous registration attempts",
+    "Investigate intermittent synchronisation failures",
+    "Benchmark concurrent task claiming",
+    "Replace hand-written serialisers with presenters",
+)
+
+
+def busy_story(carla: Caller, *, tasks: int = 30) -> dict[str, Any]:
+    """`tasks` tasks in every status, some blocked by others, with receipts whose tests passed
+    and failed, and decisions, notes and a running summary written in Markdown."""
+    context = wc(carla)
+    made: list[dict[str, Any]] = []
+    for n in range(tasks):
+        title = f"{BUSY_TITLES[n % len(BUSY_TITLES)]} ({n + 1})"
+        blocked_by = [made[n - 1]["id"], made[n - 2]["id"]] if n % 5 == 4 else []
+        made.append(
+            task_create(
+                carla,
+                write_context=context,
+                title=title,
+                description=(
+                    f"## Goal\n\n{title}, **without** breaking the *public* contract.\n\n"
+                    "- Acceptance: every page has a test\n- See `docs/operating.md`\n"
+                ),
+                next_step="Write the characterisation tests, then the implementation",
+                repository_ref={"repository": "acme/app", "branch": f"topic-{n}"},
+                blocked_by=blocked_by,
+            )
+        )
+    moves = {0: "done", 1: "done", 2: "cancelled", 3: "in_progress", 6: "in_progress"}
+    for n, status in moves.items():
+        task = made[n]
+        version = 1
+        if status == "done":
+            moved = task_update(
+                carla,
+                write_context=context,
+                task_id=task["id"],
+                expected_version=version,
+                status="in_progress",
+            )
+            version = moved["task"]["version"]
+        task_update(
+            carla,
+            write_context=context,
+            task_id=task["id"],
+            expected_version=version,
+            status=status,
+            blockers=["Waiting for the **schema** review"] if n == 6 else None,
+            work_receipt={
+                "session_ref": f"busy-{n}",
+                "summary": "Ran the suite; **one** migration test still fails.\n\n"
+                "- added `AuditEvent` indexes\n- see [the runbook](https://example.com/run)",
+                "tests": [
+                    {"name": "pytest tests/audit", "result": "passed"},
+                    {"name": "pytest tests/migrations", "result": "failed"},
+                ],
+                "commits": ["0123456789abcdef0123456789abcdef01234567"],
+                "next_step": "Fix the *failing* migration",
+            },
+        )
+    old = memory_add(
+        carla,
+        write_context=context,
+        kind="decision",
+        title="Keep the audit chain per project",
+        content="Each project's events form **one** hash chain.\n\n1. append\n2. verify",
+        rationale="Verification stays *local* to a tenant.",
+        source="design review",
+    )
+    memory_add(
+        carla,
+        write_context=context,
+        kind="decision",
+        title="Keep the audit chain per project, checkpointed",
+        content="As before, plus `audit_checkpoint` heads kept **outside** the server.\n\n"
+        "<script>alert('raw html')</script> [click](javascript:alert(1))",
+        rationale="A chain cut short must be detectable.",
+        source="design review",
+        supersedes=old["id"],
+    )
+    memory_add(
+        carla,
+        write_context=context,
+        kind="note",
+        title="Characterisation tests first",
+        content="Write *characterisation* tests before refactoring:\n\n"
+        "```\npytest tests/web -q\n```",
+    )
+    state_put(
+        carla,
+        write_context=context,
+        agent="claude-code",
+        body="# Running summary\n\n## Goal\nMake the pages readable on phones.\n\n"
+        "## Done\n- cards on narrow screens\n\n## Pending\n- **screenshots**",
+    )
+    return {"tasks": [task["id"] for task in made], "old": old["id"]}

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import csv
 import io
 from typing import Any
 
+import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from audit.export import read_export
+from audit.export import export_csv, read_export
 from audit.models import AuditEvent
 from audit.verify import verify_file
 from tests.factories import World
@@ -65,6 +67,43 @@ def test_it_exports_exactly_the_filtered_set_as_csv_that_verifies(world: World, 
     assert len(rows) == 2  # the story's two updates; not the three rejections
 
 
+def test_its_csv_is_a_plain_csv_whose_first_line_is_the_header(world: World, client: Client):
+    story(world)
+    client.force_login(world.owner)
+    _, lines = download(client, "/audit/alpha/export.csv?operation=task_update")
+    read = list(csv.DictReader(lines))  # as any CSV reader takes it
+    assert [row["operation"] for row in read] == ["task_update", "task_update"]
+    assert {row["export"] for row in read} == {"filtered"}
+    assert "id" in read[0]
+    assert "hash" in read[0]
+    assert not lines[0].startswith("#")
+    _, whole = download(client, "/audit/alpha/export.csv")
+    assert {row["export"] for row in csv.DictReader(whole)} == {"complete"}
+    filtered, _ = verified(whole)
+    assert filtered is False  # verify_audit --file still knows a whole chain from a filtered set
+
+
+def test_a_csv_whose_rows_disagree_on_being_complete_is_refused(world: World, client: Client):
+    story(world)
+    client.force_login(world.owner)
+    _, lines = download(client, "/audit/alpha/export.csv")
+    lines[-1] = lines[-1].rstrip("\n").rsplit(",", 1)[0] + ",filtered\n"
+    with pytest.raises(ValueError, match="rows disagree"):
+        verify_file(io.StringIO("".join(lines)))
+
+
+def test_a_csv_exported_with_the_former_comment_line_still_verifies(world: World):
+    story(world)
+    events = AuditEvent.objects.filter(project_id=world.alpha.pk)
+    plain = list(export_csv(events, filtered=False))
+    header = [name for name in next(csv.reader([plain[0]])) if name != "export"]
+    former = ["# heyaira-audit-export version=1 filtered=false\n", ",".join(header) + "\n"]
+    former += [line.rstrip("\n").rsplit(",", 1)[0] + "\n" for line in plain[1:]]
+    filtered, reports = verified(former)
+    assert filtered is False
+    assert reports[0].events == events.count()
+
+
 def test_its_links_carry_the_lists_filters(world: World, client: Client):
     client.force_login(world.owner)
     html = client.get("/audit/alpha/?operation=sign_in&actor=carla").content.decode()
@@ -95,7 +134,7 @@ def test_it_shows_the_chains_state_verified_and_checkpointed(world: World, clien
     assert head is not None
     html = client.get("/audit/alpha/").content.decode()
     assert f"up to event {head.seq} of {head.seq}, by <code>verify_audit</code>" in html
-    assert f"event {head.seq} (hash <code>" in html  # the checkpoint
+    assert f"event {head.seq} (hash <code title=" in html  # the checkpoint
 
 
 def test_it_shows_an_events_place_and_whether_its_hashes_match(world: World, client: Client):

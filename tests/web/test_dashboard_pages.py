@@ -29,9 +29,14 @@ def test_it_shows_open_tasks_with_their_whole_handoff(world: World, client: Clie
     assert "in progress" in html
     assert "Browser journeys" in html  # the next step
     assert "<li>Waiting for the chain branch</li>" in html  # blockers
-    assert "<td>3</td>" in html  # version after two updates
-    assert "by carla" in html  # who moved it last
-    assert "<code>acme/app</code> on <code>web-ui</code>" in html  # the repository reference
+    assert (
+        "version 3, moved by </span>carla" in html
+    )  # the version after two updates, who moved it last
+    # The repository reference, linked to the bound GitHub repository and its branch.
+    assert (
+        '<a href="https://github.com/acme/app"><code>acme/app</code></a> on '
+        '<a href="https://github.com/acme/app/tree/web-ui"><code>web-ui</code></a>'
+    ) in html
 
 
 def test_it_leaves_finished_tasks_off_the_board(world: World, client: Client):
@@ -54,8 +59,11 @@ def test_it_follows_a_task_to_its_description_and_receipts_newest_first(
     html = client.get(f"/projects/alpha/tasks/{ids['task']}/").content.decode()
     assert "Acceptance: every page has a test." in html
     assert html.index("session-two") < html.index("session-one")
-    assert "<code>pytest tests/web</code>: passed" in html
-    assert "<code>abcdef123456</code>" in html
+    assert '<span class="badge test-passed">✓ passed</span> <code>pytest tests/web</code>' in html
+    assert (
+        '<a href="https://github.com/acme/app/commit/abcdef1234567" title="abcdef1234567">'
+        "<code>abcdef123456</code></a>"
+    ) in html
     assert "Wrote the selectors." in html
 
 
@@ -64,10 +72,14 @@ def test_it_shows_what_superseded_what(world: World, client: Client):
     client.force_login(world.viewer)
     html = client.get("/projects/alpha/memory/").content.decode()
     assert f'Supersedes <a href="/projects/alpha/memory/{ids["old"]}/">' in html
-    assert f'by <a href="/projects/alpha/memory/{ids["new"]}/">a newer decision</a>' in html
+    newer = "Render pages on the server, no script"
+    assert f'by <a href="/projects/alpha/memory/{ids["new"]}/">{newer}</a>' in html
     assert html.index("Keyset pagination everywhere.") < html.index("no JavaScript at all")
     detail = client.get(f"/projects/alpha/memory/{ids['old']}/").content.decode()
-    assert f'href="/projects/alpha/memory/{ids["new"]}/"' in detail  # superseded by
+    assert f'href="/projects/alpha/memory/{ids["new"]}/">{newer}</a>' in detail  # by its title
+    later = client.get(f"/projects/alpha/memory/{ids['new']}/").content.decode()
+    older = "Render pages on the server"
+    assert f'href="/projects/alpha/memory/{ids["old"]}/">{older}</a>' in later
     assert "Fewer moving parts." in detail  # the rationale
 
 

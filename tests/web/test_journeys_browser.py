@@ -91,7 +91,7 @@ def test_an_auditor_filters_the_log_and_opens_an_event(
     rows = page.get_by_role("region", name="2 events on this page, filtered").locator("tbody tr")
     assert rows.count() == 2  # the story's two task updates
     for row in rows.all():
-        assert row.locator("td").nth(1).inner_text() == "task_update"
+        assert row.locator("td").first.inner_text() == "task_update"
     assert unnamed_controls(page) == []
     filtered_url = page.url
 
@@ -187,7 +187,7 @@ def test_a_member_follows_a_task_to_its_receipts_by_keyboard_alone(
     assert "session-two" in newest.inner_text()
     assert "Wrote the templates." in newest.inner_text()
     older = receipts.get_by_role("article").nth(1).inner_text()
-    assert "pytest tests/web: passed" in older
+    assert "✓ passed pytest tests/web" in older
     assert "abcdef123456" in older
     assert_fits(page)
     page.context.close()
@@ -240,12 +240,21 @@ def test_a_person_disconnects_an_app_and_its_next_mcp_call_is_refused(
         token = tokens["access_token"]
         assert call_tool(http, server, token, "server_identity", {}).ok
 
-        page.goto(f"{server.url}/")
-        page.get_by_role("banner").get_by_role("link", name="Connected apps").click()
+        # By keyboard alone: Tab to the button, Enter to ask, then the confirmation page.
+        page.goto(f"{server.url}/apps/")
         row = page.get_by_role("row").filter(has_text="Journey client")
         assert "continuity:read, continuity:write" in row.inner_text()
         assert "UTC" in row.locator("td").nth(3).inner_text()  # last used: the call just now
-        row.get_by_role("button", name="Disconnect Journey client from Alpha").click()
+        tab_to(page, row.get_by_role("button", name="Disconnect Journey client from Alpha"))
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        heading = page.get_by_role("heading", level=1).inner_text()
+        assert heading == "Disconnect “Journey client” from Alpha?"
+        assert "Its tokens end at once" in page.get_by_role("main").inner_text()
+        assert call_tool(http, server, token, "server_identity", {}).ok  # asking ended nothing
+        tab_to(page, page.get_by_role("button", name="Disconnect Journey client"))
+        with page.expect_navigation():
+            page.keyboard.press("Space")
         assert "Disconnected" in page.get_by_role("status").inner_text()
         assert page.get_by_role("row").filter(has_text="Journey client").count() == 0
 
@@ -260,4 +269,57 @@ def test_a_person_disconnects_an_app_and_its_next_mcp_call_is_refused(
             },
         )
         assert again.status_code == 400  # and it cannot refresh its way back in
+    page.context.close()
+
+
+def test_an_owner_revokes_an_api_key_by_keyboard_after_a_confirmation_and_cancel(
+    server: LiveServer, ids: dict[str, Any], chromium: Browser
+):
+    key = server.run_python(
+        """
+from django.contrib.auth import get_user_model
+from projects.api_keys import api_key_create
+from projects.callers import operator_caller
+from projects.models import Project
+carla = get_user_model().objects.get(username="carla")
+issued = api_key_create(operator_caller(Project.objects.get(slug="alpha")), user_id=carla.pk,
+                        label="ci-bot", scopes=["continuity:read"])
+result = issued.secret
+"""
+    )
+    page = open_page(chromium, PHONE)
+    page.goto(f"{server.url}/accounts/login/?next=/projects/alpha/keys/")
+    tab_to(page, page.get_by_label("Username"))
+    page.keyboard.type("olivia")
+    page.keyboard.press("Tab")
+    page.keyboard.type(PASSWORD)
+    with page.expect_navigation(url=f"{server.url}/projects/alpha/keys/"):
+        page.keyboard.press("Enter")
+    revoke = page.get_by_role("button", name="Revoke the key ci-bot")
+    with httpx2.Client(timeout=30) as http:
+        # Ask, then Cancel (a link: Enter follows it): nothing ends.
+        tab_to(page, revoke)
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        assert page.get_by_role("heading", level=1).inner_text() == "Revoke key “ci-bot”?"
+        assert "Agents using it will get 401 at once" in page.get_by_role("main").inner_text()
+        assert_fits(page)
+        tab_to(page, page.get_by_role("link", name="Cancel"))
+        with page.expect_navigation(url=f"{server.url}/projects/alpha/keys/"):
+            page.keyboard.press("Enter")
+        assert call_tool(http, server, key, "server_identity", {}).ok
+
+        # Ask again and confirm with Space.
+        tab_to(page, revoke)
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        tab_to(page, page.get_by_role("button", name="Revoke ci-bot"))
+        with page.expect_navigation(url=f"{server.url}/projects/alpha/keys/"):
+            page.keyboard.press("Space")
+        assert "Revoked the key ci-bot" in page.get_by_role("status").inner_text()
+        row = page.get_by_role("row").filter(has_text="ci-bot")
+        assert "revoked" in row.inner_text()
+        assert row.get_by_role("button").count() == 0
+        refused = call_tool(http, server, key, "server_identity", {})
+        assert refused.status == 401
     page.context.close()

@@ -1,5 +1,6 @@
 """Connected apps and API keys: listed for whom they belong to, and a revoke that ends the
-credential at once, audited, refusing the very next call."""
+credential at once, audited, refusing the very next call, after a confirmation page that names
+what will end (the first post changes nothing)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_it_lists_the_persons_connected_apps_with_scopes_and_last_use(world: Wor
     used = AuditEvent.objects.get(operation="server_identity", client_id=app["client_id"])
     html = carla.get("/apps/").content.decode()
     assert "Claude Code" in html
-    assert f'<code class="muted">{app["client_id"]}</code>' in html
+    assert f'<code class="muted token">{app["client_id"]}</code>' in html
     assert "<code>continuity:read</code>, <code>continuity:write</code>" in html
     assert other["client_id"] not in html  # the viewer's connection is the viewer's
     row = html.split("Claude Code", 1)[1].split("</tr>", 1)[0]
@@ -48,9 +49,15 @@ def test_it_ends_a_connected_apps_tokens_at_once_and_audits_it(world: World):
     caller = authenticate(f"Bearer {app['access_token']}", resource="mcp", request_id="r1")
     assert caller.client_id == app["client_id"]
     carla = signed_in(world.contributor)
-    response = carla.post(
-        "/apps/revoke/", {"project": "alpha", "client_id": app["client_id"]}, follow=True
-    )
+    form = {"project": "alpha", "client_id": app["client_id"]}
+    asked = carla.post("/apps/revoke/", form).content.decode()
+    assert '<h1 id="confirm-heading">Disconnect “Claude Code” from Alpha?</h1>' in asked
+    assert "Its tokens end at once" in asked
+    assert 'name="confirm" value="yes"' in asked
+    assert 'href="/apps/">Cancel</a>' in asked
+    authenticate(f"Bearer {app['access_token']}", resource="mcp", request_id="r0")  # still live
+    assert not AuditEvent.objects.filter(operation="connected_app_revoke").exists()
+    response = carla.post("/apps/revoke/", {**form, "confirm": "yes"}, follow=True)
     assert "Disconnected" in response.content.decode()
     with pytest.raises(AuthenticationFailed) as refused:
         authenticate(f"Bearer {app['access_token']}", resource="mcp", request_id="r2")
@@ -73,9 +80,10 @@ def test_it_ends_a_connected_apps_tokens_at_once_and_audits_it(world: World):
 def test_it_refuses_to_disconnect_someone_elses_app_and_audits_the_refusal(world: World):
     app = connect(world, who="viewer")
     carla = signed_in(world.contributor)
-    response = carla.post(
-        "/apps/revoke/", {"project": "alpha", "client_id": app["client_id"]}, follow=True
-    )
+    form = {"project": "alpha", "client_id": app["client_id"]}
+    asked = carla.post("/apps/revoke/", form, follow=True).content.decode()
+    assert f"No app &#x27;{app['client_id']}&#x27; is connected to Alpha." in asked
+    response = carla.post("/apps/revoke/", {**form, "confirm": "yes"}, follow=True)
     assert "not connected to this project" in response.content.decode()
     authenticate(f"Bearer {app['access_token']}", resource="mcp", request_id="r3")  # still live
     row = AuditEvent.objects.get(operation="connected_app_revoke")
@@ -85,8 +93,9 @@ def test_it_refuses_to_disconnect_someone_elses_app_and_audits_the_refusal(world
 def test_it_answers_a_revoke_for_a_project_not_ones_own_as_not_found(world: World):
     app = connect(world)
     oscar = signed_in(world.outsider)
-    response = oscar.post("/apps/revoke/", {"project": "alpha", "client_id": app["client_id"]})
-    assert response.status_code == 404
+    for confirm in ("", "yes"):
+        form = {"project": "alpha", "client_id": app["client_id"], "confirm": confirm}
+        assert oscar.post("/apps/revoke/", form).status_code == 404
     authenticate(f"Bearer {app['access_token']}", resource="mcp", request_id="r4")
 
 
@@ -104,9 +113,19 @@ def test_it_shows_owners_and_admins_the_projects_api_keys_and_revokes_one(world:
     assert f"hak_{issued.api_key.prefix}_…" in html
     assert issued.secret not in html
     assert issued.api_key.secret_hash not in html
-    assert "<td>carla</td>" in html
-    response = admin.post(f"/projects/alpha/keys/{issued.api_key.pk}/revoke/", follow=True)
+    assert '<td data-label="Acts for">carla</td>' in html
+    assert '<span class="badge key-active">active</span>' in html
+    url = f"/projects/alpha/keys/{issued.api_key.pk}/revoke/"
+    asked = admin.post(url).content.decode()
+    assert '<h1 id="confirm-heading">Revoke key “ci runner”?</h1>' in asked
+    assert "Agents using it will get 401 at once" in asked
+    assert f'<form method="post" action="{url}"' in asked
+    assert 'href="/projects/alpha/keys/">Cancel</a>' in asked
+    authenticate(f"Bearer {issued.secret}", resource="mcp", request_id="r4b")  # still live
+    assert not AuditEvent.objects.filter(operation="api_key_revoke").exists()
+    response = admin.post(url, {"confirm": "yes"}, follow=True)
     assert "Revoked the key ci runner" in response.content.decode()
+    assert '<span class="badge key-revoked">revoked</span>' in response.content.decode()
     with pytest.raises(AuthenticationFailed):
         authenticate(f"Bearer {issued.secret}", resource="mcp", request_id="r5")
     row = AuditEvent.objects.get(operation="api_key_revoke")
@@ -124,6 +143,50 @@ def test_it_keeps_api_keys_from_viewers_and_contributors(world: World):
     for who in ("viewer", "contributor", "outsider"):
         person = signed_in(getattr(world, who))
         assert person.get("/projects/alpha/keys/").status_code == 404
-        revoke = person.post(f"/projects/alpha/keys/{issued.api_key.pk}/revoke/")
-        assert revoke.status_code == 404
+        for confirm in ("", "yes"):
+            revoke = person.post(
+                f"/projects/alpha/keys/{issued.api_key.pk}/revoke/", {"confirm": confirm}
+            )
+            assert revoke.status_code == 404
     authenticate(f"Bearer {issued.secret}", resource="mcp", request_id="r6")  # still live
+
+
+def test_it_answers_a_revoke_of_a_revoked_key_without_asking_again(world: World):
+    issued = api_key_create(
+        operator_caller(world.alpha),
+        user_id=world.viewer.pk,
+        label="old",
+        scopes=["continuity:read"],
+    )
+    admin = signed_in(world.admin)
+    url = f"/projects/alpha/keys/{issued.api_key.pk}/revoke/"
+    admin.post(url, {"confirm": "yes"})
+    again = admin.post(url, follow=True).content.decode()
+    assert "The key old is already revoked." in again
+    assert "confirm-heading" not in again
+
+
+def test_it_asks_nothing_for_a_key_of_another_project(world: World):
+    issued = api_key_create(
+        operator_caller(world.beta),
+        user_id=world.outsider.pk,
+        label="beta key",
+        scopes=["continuity:read"],
+    )
+    admin = signed_in(world.admin)
+    response = admin.post(f"/projects/alpha/keys/{issued.api_key.pk}/revoke/")
+    assert response.status_code == 404
+    assert "beta key" not in response.content.decode()
+
+
+def test_the_confirming_post_needs_the_pages_csrf_token(world: World):
+    issued = api_key_create(
+        operator_caller(world.alpha), user_id=world.viewer.pk, label="k", scopes=["continuity:read"]
+    )
+    admin = Client(enforce_csrf_checks=True)
+    admin.force_login(world.admin)
+    url = f"/projects/alpha/keys/{issued.api_key.pk}/revoke/"
+    assert admin.post(url, {"confirm": "yes"}).status_code == 403
+    authenticate(f"Bearer {issued.secret}", resource="mcp", request_id="r7")  # still live
+    asked = admin.post(url)  # asking needs it too: the confirmation page is a form's answer
+    assert asked.status_code == 403

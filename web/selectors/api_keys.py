@@ -1,6 +1,10 @@
-"""A project's API keys for its owners and admins: a keyset page, newest first, in one query."""
+"""A project's API keys for its owners and admins: a page newest first, and one key by id."""
 
 from __future__ import annotations
+
+from uuid import UUID
+
+from django.db.models import QuerySet
 
 from core.access import Caller, Capability
 from core.errors import Forbidden
@@ -9,14 +13,22 @@ from projects.models import ApiKey
 KEYS_SHOWN = 100
 
 
-def project_api_keys(caller: Caller) -> tuple[list[ApiKey], bool]:
-    """The newest KEYS_SHOWN keys (revoked ones included, marked) and whether there are more."""
+def project_api_keys(caller: Caller) -> tuple[list[ApiKey], int]:
+    """The newest KEYS_SHOWN keys (revoked ones included, marked) and how many more there are."""
+    keys = list(_keys(caller).select_related("user")[: KEYS_SHOWN + 1])
+    more = _keys(caller).count() - KEYS_SHOWN if len(keys) > KEYS_SHOWN else 0
+    return keys[:KEYS_SHOWN], more
+
+
+def project_api_key(caller: Caller, key_id: UUID) -> ApiKey | None:
+    return _keys(caller).filter(pk=key_id).first()
+
+
+def _keys(caller: Caller) -> QuerySet[ApiKey]:
     if not caller.can(Capability.MANAGE):
         raise Forbidden("Only the project's owners and admins can see its API keys.")
-    keys = list(
+    return (
         ApiKey.objects.filter(project=caller.project)
-        .select_related("user")
         .defer("secret_hash")
-        .order_by("-created_at", "-id")[: KEYS_SHOWN + 1]
+        .order_by("-created_at", "-id")
     )
-    return keys[:KEYS_SHOWN], len(keys) > KEYS_SHOWN

@@ -20,6 +20,9 @@ from core.errors import ValidationError
 from projects.models import Project
 
 PAGE_SIZE = 50
+# "and N more" counts the events after a page up to this many (then says "more than"): a count
+# over half a million filtered rows is not worth its time on every page.
+MORE_COUNTED = 10_000
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ def filtered_events(project: Project, filters: AuditFilters) -> QuerySet[AuditEv
 class AuditPage:
     events: list[AuditEvent]
     next_cursor: str | None
+    more: int = 0  # events after this page, counted up to MORE_COUNTED + 1
 
 
 def audit_page(
@@ -72,17 +76,26 @@ def audit_page(
     """One page and the cursor of the next (None on the last page), in one query."""
     events = filtered_events(project, filters)
     if cursor is not None:
-        moment, event_id = cursor
-        # The plain range first, so that it is the index condition: written as one OR, the
-        # planner walks the index from the newest event and filters its way down (0.4 s at
-        # 500,000 events deep, against 0.1 ms).
-        events = events.filter(occurred_at__lte=moment).filter(
-            Q(occurred_at__lt=moment) | Q(id__lt=event_id)
-        )
+        events = _after(events, cursor)
     found = list(events[: PAGE_SIZE + 1])
-    more = len(found) > PAGE_SIZE
+    if len(found) <= PAGE_SIZE:
+        return AuditPage(found, None)
     found = found[:PAGE_SIZE]
-    return AuditPage(found, encode_cursor(found[-1]) if more else None)
+    last = (found[-1].occurred_at, found[-1].pk)
+    more = _after(events, last)[: MORE_COUNTED + 1].count()
+    return AuditPage(found, encode_cursor(found[-1]), more)
+
+
+def _after(
+    events: QuerySet[AuditEvent], position: tuple[datetime, uuid.UUID]
+) -> QuerySet[AuditEvent]:
+    moment, event_id = position
+    # The plain range first, so that it is the index condition: written as one OR, the
+    # planner walks the index from the newest event and filters its way down (0.4 s at
+    # 500,000 events deep, against 0.1 ms).
+    return events.filter(occurred_at__lte=moment).filter(
+        Q(occurred_at__lt=moment) | Q(id__lt=event_id)
+    )
 
 
 def audit_event(project: Project, event_id: uuid.UUID) -> AuditEvent | None:

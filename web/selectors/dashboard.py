@@ -1,5 +1,5 @@
-"""What members read on the dashboard: open tasks with their handoff, decisions and notes with
-what superseded what, and the agents' running summaries with their versions.
+"""What members read on the dashboard besides its tasks (web.selectors.tasks): decisions and
+notes with what superseded what, and the agents' running summaries with their versions.
 
 Each read is an audited, bounded operation on the Caller's project, like continuity's own
 selectors (task_get, receipt_list, memory_get and memory_search serve the other pages as they
@@ -19,20 +19,16 @@ from pydantic import Field, StrictInt
 
 from audit.recorder import AuditNote
 from continuity.inputs import AgentName, Cursor
-from continuity.models import OPEN_STATUSES, Memory, StateVersion, Task
+from continuity.models import Memory, StateVersion
 from continuity.selectors.cursors import page
 from core.access import Caller, Capability
 from core.operations import operation
 from core.validation import Input
+from web.selectors.paging import rows_after
 
 # Only this much of a memory's content is read for the list; its page shows all of it.
 PREVIEW_CHARS = 600
 AGENTS_SHOWN = 50
-
-
-class TaskBoardInput(Input):
-    limit: Annotated[StrictInt, Field(ge=1, le=100)] = 25
-    cursor: Cursor | None = None
 
 
 class MemoryTimelineInput(Input):
@@ -58,18 +54,7 @@ T = TypeVar("T")
 class Page(Generic[T]):
     rows: Sequence[T]
     next_cursor: str | None
-
-
-@operation("task_board", capability=Capability.READ, input_model=TaskBoardInput, writes=False)
-def task_board(caller: Caller, args: TaskBoardInput, note: AuditNote) -> Page[Task]:
-    """Open tasks newest first, with every handoff field (the description is on the task's
-    own page)."""
-    note.target("project", caller.project.pk)
-    tasks = Task.objects.filter(project=caller.project, status__in=OPEN_STATUSES).defer(
-        "description", "handoff_note"
-    )
-    found, next_cursor = page(tasks, cursor=args.cursor, limit=args.limit, listing="task_board")
-    return Page(found, next_cursor)
+    more: int = 0  # rows after this page
 
 
 @operation(
@@ -87,11 +72,13 @@ def memory_timeline(caller: Caller, args: MemoryTimelineInput, note: AuditNote) 
         head=Substr("content", 1, PREVIEW_CHARS),
         supersedes_title=F("supersedes__title"),
         superseded_by_id=Subquery(successor.values("pk")[:1]),
+        superseded_by_title=Subquery(successor.values("title")[:1]),
     ).defer("content", "rationale")
     found, next_cursor = page(
         memories, cursor=args.cursor, limit=args.limit, listing="memory_timeline"
     )
-    return Page(found, next_cursor)
+    more = rows_after(memories, found[-1]).count() if next_cursor else 0
+    return Page(found, next_cursor, more)
 
 
 @dataclass(frozen=True)
@@ -102,35 +89,53 @@ class AgentSummary:
     updated_at: datetime
 
 
+@dataclass(frozen=True)
+class Agents:
+    agents: list[AgentSummary]
+    more: int  # agents past the first AGENTS_SHOWN
+
+
 @operation(
     "summary_agents", capability=Capability.READ, input_model=SummaryAgentsInput, writes=False
 )
-def summary_agents(caller: Caller, args: SummaryAgentsInput, note: AuditNote) -> list[AgentSummary]:
-    """Every agent with a running summary here, by name: its newest version and how many."""
+def summary_agents(caller: Caller, args: SummaryAgentsInput, note: AuditNote) -> Agents:
+    """Agents with a running summary here, by name (the first AGENTS_SHOWN): each one's
+    newest version and how many; and how many more agents there are."""
     note.target("project", caller.project.pk)
     rows = (
         StateVersion.objects.filter(project=caller.project)
         .values("agent")
         .annotate(newest=Max("version"), count=Count("id"), updated=Max("created_at"))
-        .order_by("agent")[: args.limit]
+        .order_by("agent")[: args.limit + 1]
     )
-    return [AgentSummary(r["agent"], r["newest"], r["count"], r["updated"]) for r in rows]
+    agents = [AgentSummary(r["agent"], r["newest"], r["count"], r["updated"]) for r in rows]
+    if len(agents) <= args.limit:
+        return Agents(agents, 0)
+    total = StateVersion.objects.filter(project=caller.project).values("agent").distinct()
+    return Agents(agents[: args.limit], total.count() - args.limit)
+
+
+@dataclass(frozen=True)
+class Versions:
+    versions: list[StateVersion]
+    next_before: int | None
+    more: int
 
 
 @operation(
     "summary_versions", capability=Capability.READ, input_model=SummaryVersionsInput, writes=False
 )
-def summary_versions(
-    caller: Caller, args: SummaryVersionsInput, note: AuditNote
-) -> tuple[list[StateVersion], int | None]:
-    """One agent's running summary, newest version first, and the version the next page
-    starts before (None on the last page). Versions are the order: created_at is whichever
-    server's clock wrote the row."""
+def summary_versions(caller: Caller, args: SummaryVersionsInput, note: AuditNote) -> Versions:
+    """One agent's running summary, newest version first, the version the next page starts
+    before (None on the last page) and how many versions are older than this page. Versions
+    are the order: created_at is whichever server's clock wrote the row."""
     note.target("state", args.agent)
     versions = StateVersion.objects.filter(project=caller.project, agent=args.agent)
     if args.before_version is not None:
         versions = versions.filter(version__lt=args.before_version)
     found = list(versions.order_by("-version")[: args.limit + 1])
-    more = len(found) > args.limit
+    if len(found) <= args.limit:
+        return Versions(found, None, 0)
     found = found[: args.limit]
-    return found, found[-1].version if more else None
+    older = versions.filter(version__lt=found[-1].version).count()
+    return Versions(found, found[-1].version, older)

@@ -1,12 +1,16 @@
-"""How the pages show times and short ids: UTC, to the second, in a <time> element."""
+"""How the pages show times and short ids (UTC, to the second, in a <time> element), and
+whether a person is offered the audit log."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from django import template
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+
+from projects.admin_audit import audit_readable_projects
 
 register = template.Library()
 
@@ -27,6 +31,22 @@ def when(value: datetime | str | None) -> SafeString | str:
 
 
 @register.filter
+def when_minute(value: datetime | str | None) -> SafeString | str:
+    """Like `when`, to the minute (the full time is the element's title): for dense lists."""
+    if value in (None, ""):
+        return "never"
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    assert isinstance(moment, datetime)
+    moment = moment.astimezone(UTC)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        moment.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        moment.strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+@register.filter
 def short_id(value: object) -> str:
     """The first eight characters of an id: enough to tell rows apart on a page."""
     return str(value)[:8]
@@ -35,3 +55,22 @@ def short_id(value: object) -> str:
 @register.filter
 def status_label(value: str) -> str:
     return str(value).replace("_", " ")
+
+
+@register.simple_tag(takes_context=True)
+def may_read_audit(context: template.Context) -> bool:
+    """Whether the signed-in person may read any audit log (only then is one offered): one
+    query per request, kept on the request."""
+    request = context.get("request")
+    if request is None or not request.user.is_authenticated:
+        return False
+    if not hasattr(request, "_may_read_audit"):
+        request._may_read_audit = audit_readable_projects(request.user).exists()
+    return bool(request._may_read_audit)
+
+
+@register.filter
+def url_breaks(url: str) -> SafeString:
+    """A URL that may wrap after its slashes (and only inside a part longer than the line)."""
+    parts = re.split(r"(?<=/)(?!/)", str(url))  # after each slash that does not start a "//"
+    return format_html_join(mark_safe("<wbr>"), "{}", ((part,) for part in parts))

@@ -21,20 +21,30 @@ from audit.recorder import record_security_event
 from audit.state import chain_state, event_proof
 from projects.admin_audit import audit_readable_projects
 from web.access import AuditReader, audit_reader
-from web.audit_filters import AuditFilterForm
-from web.selectors.audit import audit_event, audit_page, decode_cursor, filtered_events
-from web.views.common import person_page
+from web.audit_filters import AuditFilterForm, form_problems
+from web.selectors.audit import (
+    MORE_COUNTED,
+    audit_event,
+    audit_page,
+    decode_cursor,
+    filtered_events,
+)
+from web.views.common import DAMAGED_LINK, bad_request, person_page
 
 AUDIT_BROWSE = "audit_browse"
 AUDIT_EVENT_VIEW = "audit_event_view"
 AUDIT_EXPORT = "audit_export"
+PROJECTS_SHOWN = 200
 
 
 @require_safe
 @person_page
 def audit_home(request: HttpRequest) -> HttpResponse:
-    projects = audit_readable_projects(request.user).order_by("name", "slug")[:200]
-    return render(request, "web/audit_projects.html", {"projects": projects})
+    readable = audit_readable_projects(request.user)
+    projects = list(readable.order_by("name", "slug")[: PROJECTS_SHOWN + 1])
+    more = readable.count() - PROJECTS_SHOWN if len(projects) > PROJECTS_SHOWN else 0
+    context = {"projects": projects[:PROJECTS_SHOWN], "more": more}
+    return render(request, "web/audit_projects.html", context)
 
 
 @require_safe
@@ -44,25 +54,27 @@ def audit_list(request: HttpRequest, slug: str) -> HttpResponse:
     form = AuditFilterForm(request.GET or None)
     cursor_text = request.GET.get("after", "")
     cursor = decode_cursor(cursor_text) if cursor_text else None
+    context: dict[str, object] = {"project": reader.project, "form": form, "section": "audit"}
     if (form.is_bound and not form.is_valid()) or (cursor_text and cursor is None):
+        # The page stays whole (the chain, the form with each wrong value marked): only the
+        # list waits until the filters mean something.
         if cursor_text and cursor is None:
-            form.add_error(None, "This page link is damaged: start again from the first page.")
+            form.add_error(None, DAMAGED_LINK)
+        context.update(chain=chain_state(reader.project.pk), problems=form_problems(form))
         _read(reader, AUDIT_BROWSE, Outcome.REJECTED, error_code="validation_error")
-        context = {"project": reader.project, "form": form, "events": [], "section": "audit"}
         return render(request, "web/audit_list.html", context, status=400)
     found = audit_page(reader.project, form.filters(), cursor=cursor)
     state = chain_state(reader.project.pk)
     _read(reader, AUDIT_BROWSE, Outcome.SUCCESS)
-    context = {
-        "project": reader.project,
-        "form": form,
-        "chain": state,
-        "export_query": form.query_with(),
-        "events": found.events,
-        "next_query": form.query_with(after=found.next_cursor) if found.next_cursor else "",
-        "first_query": form.query_with() if cursor else "",
-        "section": "audit",
-    }
+    context.update(
+        chain=state,
+        export_query=form.query_with(),
+        events=found.events,
+        more=found.more,
+        more_capped=found.more > MORE_COUNTED,
+        next_query=form.query_with(after=found.next_cursor) if found.next_cursor else "",
+        first_query=form.query_with() if cursor else "",
+    )
     return render(request, "web/audit_list.html", context)
 
 
@@ -105,8 +117,8 @@ def audit_export(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
         raise Http404
     if form.is_bound and not form.is_valid():
         _read(reader, AUDIT_EXPORT, Outcome.REJECTED, error_code="validation_error")
-        message = " ".join(str(error) for errors in form.errors.values() for error in errors)
-        return render(request, "web/bad_request.html", {"message": message}, status=400)
+        wrong = "; ".join(f"{label}: {problem}" for label, problem, _ in form_problems(form))
+        return bad_request(request, f"Nothing was exported: a filter is wrong. {wrong}")
     # Recorded before the stream starts, so the export holds its own row when the filters
     # select it, and never half a chain's tail.
     _read(reader, AUDIT_EXPORT, Outcome.SUCCESS)

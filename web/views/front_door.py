@@ -46,7 +46,6 @@ def front_door(request: HttpRequest) -> HttpResponse:
             for m in rows[:PROJECTS_SHOWN]
         ]
         context["projects"] = projects
-        context["project_count"] = (
-            memberships.count() if len(projects) == PROJECTS_SHOWN else len(projects)
-        )
+        count = memberships.count() if len(projects) == PROJECTS_SHOWN else len(projects)
+        context.update(project_count=count, project_more=count - len(projects))
     return render(request, "web/front_door.html", context)
