@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('projects', '0003_auditor_grants'),
+        ('projects', '0004_invitation'),
     ]
 
     operations = [
