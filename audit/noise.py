@@ -9,25 +9,26 @@ audit row (in the security chain, never a project's), so a flood adds one row pe
 reason per window, however fast it comes.
 
 Bounded: a window holds at most MAX_SOURCES_PER_WINDOW rows for named sources; past that, new
-sources count under OVERFLOW_SOURCE (one row per operation and reason). IPv6 sources count per
-/64, which is what one host is usually given. Operators see the counts in the admin
-("Anonymous rejections") and with `manage.py audit_noise`, which also purges old windows.
+sources count under OVERFLOW_SOURCE (one row per operation and reason). A source is the
+client's network (core.networks: the address for IPv4, the /64 for IPv6), as for every rate
+limit. Operators see the counts in the admin ("Anonymous rejections") and with
+`manage.py audit_noise`, which also purges old windows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 
 from django.db import connection
 from django.utils import timezone
 
 from audit.models import AnonymousRejection
+from core.networks import UNKNOWN_NETWORK, client_network
 
 WINDOW_SECONDS = 600
 MAX_SOURCES_PER_WINDOW = 1000
 OVERFLOW_SOURCE = "other"
-UNKNOWN_SOURCE = "unknown"
+UNKNOWN_SOURCE = UNKNOWN_NETWORK
 
 _TABLE = AnonymousRejection._meta.db_table
 # One statement on PostgreSQL and SQLite alike: a new bucket, or one more in it. The count it
@@ -43,13 +44,7 @@ _UPSERT = (
 
 def source_of(address: str) -> str:
     """The source a rejection is counted under: an IPv4 address, an IPv6 /64, or "unknown"."""
-    try:
-        ip = ipaddress.ip_address(address.strip())
-    except ValueError:
-        return UNKNOWN_SOURCE
-    if ip.version == 6 and ip.ipv4_mapped is None:
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip.ipv4_mapped or ip) if ip.version == 6 else str(ip)
+    return client_network(address)
 
 
 def window_of(moment: dt.datetime) -> dt.datetime:
