@@ -21,6 +21,7 @@ from audit.recorder import AuditNote, record_after_failure
 from core.access import Role
 from core.errors import Forbidden, HeyAiraError
 from projects.admin_support import (
+    VISIBLE_PROJECTS,
     ServiceBackedAdmin,
     ServiceForm,
     as_form_error,
@@ -129,7 +130,7 @@ class MembershipChangeForm(ServiceForm):
 class MembershipAdmin(ServiceBackedAdmin):
     project_permission = "manage_members"
     list_display = ["user", "project", "role", "updated_at"]
-    list_filter = ["role", "project"]
+    list_filter = ["role", VISIBLE_PROJECTS]
     search_fields = ["user__username", "project__slug"]
     ordering = ["project__slug", "user__username"]
     list_select_related = ["project", "user"]
@@ -230,7 +231,7 @@ class BindingAddForm(ServiceForm):
 class ProjectRepositoryAdmin(ServiceBackedAdmin):
     project_permission = "manage_repositories"
     list_display = ["project", "repository", "created_at"]
-    list_filter = ["project"]
+    list_filter = [VISIBLE_PROJECTS]
     search_fields = ["repository__owner", "repository__name", "project__slug"]
     list_select_related = ["project", "repository"]
 
