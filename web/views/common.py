@@ -1,6 +1,7 @@
-"""What every page for signed-in people shares: sign-in required, the page headers, and a
-typed error turned into the page's answer (a refusal or a missing row is the 404 page, so a
-project or row that is not the person's looks exactly like one that does not exist)."""
+"""What every page for signed-in people shares: sign-in required, the page headers, a typed
+error turned into the page's answer (a refusal or a missing row is the 404 page, so a project or
+row that is not the person's looks exactly like one that does not exist), and the page view
+counted once the page is served (web.access)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.shortcuts import render
 
 from core.errors import Forbidden, HeyAiraError, NotFound
 from core.pages import people_page
+from web.access import count_page_view
 
 View = Callable[..., HttpResponse]
 
@@ -24,7 +26,9 @@ def person_page(view: View) -> View:
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
-            return view(request, *args, **kwargs)
+            response = view(request, *args, **kwargs)
+            count_page_view(request, response)
+            return response
         except (NotFound, Forbidden):
             raise Http404 from None
         except HeyAiraError as error:  # validation_error: a hand-edited query string
