@@ -61,7 +61,7 @@ def _pages(client: Client) -> list[str]:
     """Every admin page this person is offered, from the index down."""
     urls = [reverse("admin:index")]
     urls += [reverse("admin:app_list", args=[app]) for app in ("projects", "audit", "oauth")]
-    for model, model_admin in admin.site._registry.items():
+    for model in admin.site._registry:
         info = (model._meta.app_label, model._meta.model_name)
         changelist = reverse("admin:{}_{}_changelist".format(*info))
         answer = client.get(changelist)
