@@ -116,3 +116,48 @@ def test_refusals_are_counted_as_anonymous_noise(server: LiveServer):
     total, audited = counted
     assert total >= 3  # the floods of the other tests count too
     assert 1 <= audited <= 2  # the first of a window (two if one ended meanwhile)
+
+
+def _largest_task_update(write_context: dict[str, str]) -> bytes:
+    """A task update with a work receipt, every text at its cap and every character one that
+    JSON writes as a 12-byte escape (a surrogate pair): the REST API's largest valid write."""
+    wide = "\U0001f600"
+
+    def text(length: int) -> str:
+        return wide * length
+
+    receipt = {
+        "session_ref": "s" * 200,
+        "summary": text(4000),
+        "tests": [{"name": text(300), "result": "passed"} for _ in range(100)],
+        "commits": [f"{n:064x}" for n in range(100)],
+        "next_step": text(2000),
+        "blockers": [text(500) for _ in range(20)],
+    }
+    body = {
+        "write_context": write_context,
+        "next_step": text(2000),
+        "blockers": [text(500) for _ in range(20)],
+        "handoff_note": text(4000),
+        "work_receipt": receipt,
+    }
+    return json.dumps(body).encode()  # ensure_ascii: the escapes
+
+
+def test_the_largest_valid_rest_write_fits_under_its_cap(server: LiveServer):
+    server.add_person("olivia", PASSWORD, "alpha", "owner")
+    secret = server.manage("create_api_key", "alpha", "--user", "olivia").strip().splitlines()[-1]
+    auth = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+    with httpx2.Client(base_url=server.url, timeout=60, headers=auth) as http:
+        write_context = http.get("/api/v1/identity").json()["write_context"]
+        task = http.post(
+            "/api/v1/tasks",
+            json={"write_context": write_context, "title": "Big", "description": "A big update"},
+        ).json()
+        body = _largest_task_update(write_context)
+        answer = http.patch(
+            f"/api/v1/tasks/{task['id']}", content=body, headers={"If-Match": '"1"'}
+        )
+    print(f"\nthe largest valid REST write: {len(body)} bytes of a {CAPS['/api/v1/memories']} cap")
+    assert answer.status_code == 200, answer.text[:500]
+    assert len(body) <= CAPS["/api/v1/memories"]
