@@ -26,6 +26,7 @@ Operators see both in the admin (Audit: "Anonymous rejections", "Counted events"
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from django.db import connection
 from django.utils import timezone
@@ -93,7 +94,8 @@ def count_event(*, project_id: object, subject: str, operation: str, reason: str
     view). True when it is the first of its bucket: the caller then writes it as an audit
     event, in the chain of `project_id` (None: the security chain)."""
     now = timezone.now()
-    key = [window_of(now), chain_of(project_id), subject[:64], operation[:64], reason[:64]]
+    key: list[str | dt.datetime] = [window_of(now), chain_of(project_id), subject[:64]]
+    key += [operation[:64], reason[:64]]
     return _upsert(_COUNTED_UPSERT, key, now) == 1
 
 
@@ -101,9 +103,9 @@ def _noise(window: dt.datetime, source: str, operation: str, reason: str, now: d
     return _upsert(_NOISE_UPSERT, [window, source[:64], operation[:64], reason[:32]], now)
 
 
-def _upsert(statement: str, key: list[object], now: dt.datetime) -> int:
+def _upsert(statement: str, key: list[str | dt.datetime], now: dt.datetime) -> int:
     when = connection.ops.adapt_datetimefield_value
-    values = [when(value) if isinstance(value, dt.datetime) else value for value in key]
+    values: list[Any] = [when(v) if isinstance(v, dt.datetime) else v for v in key]
     with connection.cursor() as cursor:
         cursor.execute(statement, [*values, when(now), when(now)])
         row = cursor.fetchone()

@@ -29,6 +29,7 @@ from audit.models import Outcome
 from audit.noise import count_rejection
 from audit.recorder import SecurityContext, record_security_event
 from continuity.mcp.orm import run_orm
+from core.errors import ValidationError
 from core.request_ids import request_id_from
 
 logger = logging.getLogger(__name__)
@@ -171,12 +172,11 @@ async def _refuse(scope: Scope, send: Send, limit: int) -> None:
 def _answer(path: str, limit: int) -> tuple[bytes, bytes]:
     message = f"Request body too large: at most {limit} bytes here."
     if path == "/mcp":  # the endpoint's own shape for the same refusal
-        error = {"code": "validation_error", "message": message}
+        error = {"code": ValidationError.code, "message": message}
         return b"application/json", json.dumps({"error": error}).encode()
     if path.startswith("/api/"):  # the REST error shape, as continuity.api.errors gives it
-        fields = {"body": f"is larger than {limit} bytes"}
-        error = {"code": "validation_error", "message": message, "fields": fields}
-        return b"application/json", json.dumps({"error": error}).encode()
+        refusal = ValidationError(message, fields={"body": f"is larger than {limit} bytes"})
+        return b"application/json", json.dumps({"error": refusal.as_dict()}).encode()
     page = f"<!doctype html><title>Request too large</title><p>{message}</p>\n"
     return b"text/html; charset=utf-8", page.encode()
 

@@ -97,8 +97,8 @@ def namespace_server(tmp_path: Path) -> Iterator[tuple[Sandbox, LiveServer]]:
     box = Sandbox(REPO, env)
     live = LiveServer(url=url, env=env, log_path=tmp_path / "server.log")
     try:
-        for command in SETUP:
-            subprocess.run(box.enter(command), check=True, timeout=30)
+        for step in SETUP:
+            subprocess.run(box.enter(step), check=True, timeout=30)
         command = (
             f"exec {sys.executable} -m uvicorn heyaira.asgi:application --host :: "
             f"--port {PORT} --no-proxy-headers"
