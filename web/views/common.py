@@ -27,11 +27,11 @@ def person_page(view: View) -> View:
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
             response = view(request, *args, **kwargs)
-            count_page_view(request, response)
-            return response
         except (NotFound, Forbidden):
             raise Http404 from None
         except HeyAiraError as error:  # validation_error: a hand-edited query string
             return render(request, "web/bad_request.html", {"message": error.message}, status=400)
+        count_page_view(request, response)
+        return response
 
     return login_required(people_page(wrapped))
