@@ -151,3 +151,38 @@ class AnonymousRejection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.count} x {self.operation} {self.reason} from {self.source}"
+
+
+class CountedEvent(models.Model):
+    """Events of a known actor counted per time window instead of stored one by one
+    (audit.noise): a known credential refused again and again (a revoked key still in use),
+    wrong passwords for an account, and people's page views. The first of each bucket is an
+    audit event in `chain`; the count says how many there were in all, that one included."""
+
+    window_start = models.DateTimeField()
+    # The audit chain its first event went to: its project's id, or "security" (audit.chain).
+    chain = models.CharField(max_length=40)
+    # Who, without any secret: "api_key:<fingerprint>", "oauth_token:<fingerprint>",
+    # "user:<id>".
+    subject = models.CharField(max_length=64)
+    operation = models.CharField(max_length=64)
+    # The rejection's error code, or the page that was read.
+    reason = models.CharField(max_length=64)
+    count = models.BigIntegerField(default=0)
+    first_at = models.DateTimeField()
+    last_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["window_start", "chain", "subject", "operation", "reason"],
+                name="audit_counted_bucket",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["-window_start"], name="audit_counted_window"),
+            models.Index(fields=["chain", "-window_start"], name="audit_counted_chain"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.count} x {self.operation} {self.reason} by {self.subject}"

@@ -1,55 +1,68 @@
-"""Rejections without a valid credential, counted instead of stored row by row.
+"""Events counted instead of stored row by row: anonymous rejections, a known actor's repeats.
 
-A bogus bearer on /mcp, a made-up `hak_` key on /api, a sign-in POST without a CSRF token, a
-failed token request from nobody in particular, a sign-in attempt from a locked-out address:
-anyone can send these as fast as the network allows, and a row each would let them grow the
-audit log (and bury what matters) at will. Each is counted in one row per (time window, source,
-operation, reason): one upsert per request. Only the first of each such bucket also gets an
-audit row (in the security chain, never a project's), so a flood adds one row per source and
-reason per window, however fast it comes.
+**Anonymous rejections** (`count_rejection`). A bogus bearer on /mcp, a made-up `hak_` key on
+/api, a sign-in POST without a CSRF token, a failed token request from nobody in particular, a
+sign-in attempt from a locked-out network, a body over its cap: anyone can send these as fast
+as the network allows, and a row each would let them grow the audit log (and bury what matters)
+at will. Each is counted in one row per (time window, source, operation, reason): one upsert
+per request. Only the first of each such bucket also gets an audit row (in the security chain,
+never a project's), so a flood adds one row per source and reason per window, however fast it
+comes. Bounded: a window holds at most MAX_SOURCES_PER_WINDOW rows for named sources; past that,
+new sources count under OVERFLOW_SOURCE (one row per operation and reason). A source is the
+client's network (core.networks: the address for IPv4, the /64 for IPv6), as for every rate
+limit.
 
-Bounded: a window holds at most MAX_SOURCES_PER_WINDOW rows for named sources; past that, new
-sources count under OVERFLOW_SOURCE (one row per operation and reason). IPv6 sources count per
-/64, which is what one host is usually given. Operators see the counts in the admin
-("Anonymous rejections") and with `manage.py audit_noise`, which also purges old windows.
+**A known actor's repeats** (`count_event`). A revoked or expired key or token used again and
+again, wrong passwords for one account, a person's page views: each names someone, but a row
+per repeat would grow a project's chain without bound (a leaked revoked key) or bury its
+writes (every page view). They are counted per (window, chain, subject, operation, reason), and
+the first of each bucket is an audit event in that chain, so the log shows who, what and when
+it began, and the count exactly how often. Bounded by the actors and pages that exist.
+
+Operators see both in the admin (Audit: "Anonymous rejections", "Counted events") and with
+`manage.py audit_noise`, which also purges old windows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
+from typing import Any
 
 from django.db import connection
 from django.utils import timezone
 
-from audit.models import AnonymousRejection
+from audit.chain import chain_of
+from audit.models import AnonymousRejection, CountedEvent
+from core.networks import UNKNOWN_NETWORK, client_network
 
 WINDOW_SECONDS = 600
 MAX_SOURCES_PER_WINDOW = 1000
 OVERFLOW_SOURCE = "other"
-UNKNOWN_SOURCE = "unknown"
+UNKNOWN_SOURCE = UNKNOWN_NETWORK
 
-_TABLE = AnonymousRejection._meta.db_table
-# One statement on PostgreSQL and SQLite alike: a new bucket, or one more in it. The count it
-# returns is 1 only for a bucket this call created, the one case that checks the bound.
-_UPSERT = (
-    f"INSERT INTO {_TABLE} (window_start, source, operation, reason, count, first_at, last_at) "  # noqa: S608
-    "VALUES (%s, %s, %s, %s, 1, %s, %s) "
-    "ON CONFLICT (window_start, source, operation, reason) "
-    f"DO UPDATE SET count = {_TABLE}.count + 1, last_at = excluded.last_at "
-    "RETURNING count"
-)
+
+def _upsert_statement(table: str, key: tuple[str, ...]) -> str:
+    """One statement on PostgreSQL and SQLite alike: a new bucket, or one more in it. The count
+    it returns is 1 only for a bucket this call created."""
+    columns = ", ".join((*key, "count", "first_at", "last_at"))
+    values = ", ".join(["%s"] * len(key) + ["1", "%s", "%s"])
+    return (
+        f"INSERT INTO {table} ({columns}) VALUES ({values}) "  # noqa: S608
+        f"ON CONFLICT ({', '.join(key)}) "
+        f"DO UPDATE SET count = {table}.count + 1, last_at = excluded.last_at "
+        "RETURNING count"
+    )
+
+
+_NOISE_KEY = ("window_start", "source", "operation", "reason")
+_NOISE_UPSERT = _upsert_statement(AnonymousRejection._meta.db_table, _NOISE_KEY)
+_COUNTED_KEY = ("window_start", "chain", "subject", "operation", "reason")
+_COUNTED_UPSERT = _upsert_statement(CountedEvent._meta.db_table, _COUNTED_KEY)
 
 
 def source_of(address: str) -> str:
     """The source a rejection is counted under: an IPv4 address, an IPv6 /64, or "unknown"."""
-    try:
-        ip = ipaddress.ip_address(address.strip())
-    except ValueError:
-        return UNKNOWN_SOURCE
-    if ip.version == 6 and ip.ipv4_mapped is None:
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip.ipv4_mapped or ip) if ip.version == 6 else str(ip)
+    return client_network(address)
 
 
 def window_of(moment: dt.datetime) -> dt.datetime:
@@ -64,7 +77,7 @@ def count_rejection(operation: str, reason: str, address: str) -> bool:
     now = timezone.now()
     window = window_of(now)
     source = source_of(address)
-    count = _upsert(window, source, operation, reason, now)
+    count = _noise(window, source, operation, reason, now)
     if count == 1 and source != OVERFLOW_SOURCE:
         named = AnonymousRejection.objects.filter(window_start=window).exclude(
             source=OVERFLOW_SOURCE
@@ -72,15 +85,29 @@ def count_rejection(operation: str, reason: str, address: str) -> bool:
         if named.count() > MAX_SOURCES_PER_WINDOW:
             # Over the bound: this new source counts with the overflow instead.
             named.filter(source=source, operation=operation, reason=reason).delete()
-            count = _upsert(window, OVERFLOW_SOURCE, operation, reason, now)
+            count = _noise(window, OVERFLOW_SOURCE, operation, reason, now)
     return count == 1
 
 
-def _upsert(window: dt.datetime, source: str, operation: str, reason: str, now: dt.datetime) -> int:
+def count_event(*, project_id: object, subject: str, operation: str, reason: str) -> bool:
+    """Count one repeat of a known actor's event (a rejection of a known credential, a page
+    view). True when it is the first of its bucket: the caller then writes it as an audit
+    event, in the chain of `project_id` (None: the security chain)."""
+    now = timezone.now()
+    key: list[str | dt.datetime] = [window_of(now), chain_of(project_id), subject[:64]]
+    key += [operation[:64], reason[:64]]
+    return _upsert(_COUNTED_UPSERT, key, now) == 1
+
+
+def _noise(window: dt.datetime, source: str, operation: str, reason: str, now: dt.datetime) -> int:
+    return _upsert(_NOISE_UPSERT, [window, source[:64], operation[:64], reason[:32]], now)
+
+
+def _upsert(statement: str, key: list[str | dt.datetime], now: dt.datetime) -> int:
     when = connection.ops.adapt_datetimefield_value
-    values = [when(window), source[:64], operation[:64], reason[:32], when(now), when(now)]
+    values: list[Any] = [when(v) if isinstance(v, dt.datetime) else v for v in key]
     with connection.cursor() as cursor:
-        cursor.execute(_UPSERT, values)
+        cursor.execute(statement, [*values, when(now), when(now)])
         row = cursor.fetchone()
     return int(row[0]) if row else 0
 
@@ -89,4 +116,5 @@ def purge(older_than: dt.timedelta) -> int:
     """Drop the counts of windows that ended more than `older_than` ago; returns how many."""
     cutoff = timezone.now() - older_than
     deleted, _ = AnonymousRejection.objects.filter(window_start__lt=cutoff).delete()
-    return deleted
+    counted, _ = CountedEvent.objects.filter(window_start__lt=cutoff).delete()
+    return deleted + counted

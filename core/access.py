@@ -152,6 +152,10 @@ class Caller:
     instance: str
     request_id: str
     client_id: str | None = None
+    # A person reading pages (web.access): each page view is counted once, per person, page
+    # and window (audit.noise), instead of an audit row per read the page makes. Writes and
+    # refusals are recorded as always.
+    reads_counted: bool = False
 
     def missing_scope(self, capability: Capability) -> Scope | None:
         """The scope this credential lacks for a capability its role has, if any."""

@@ -119,6 +119,8 @@ class Operation(Generic[InputT, ResultT]):
         result: ResultT = (
             work() if self.once is None else self.once(caller, self.name, args, note, work)
         )
+        if not self.writes and caller.reads_counted:
+            return result  # the page that read it is counted as one view (web.access)
         record(
             caller,
             self.name,

@@ -1,6 +1,7 @@
 """The one ASGI application: the MCP endpoint at exactly /mcp, the REST API under /api/v1/ on
 the database threads (heyaira.api_handler), static files under /static/, Django for everything
-else.
+else. Before any of them, every HTTP request's body is capped (heyaira.bodies): nothing reads
+more than its path's cap, authenticated or not.
 
 The SDK's session manager must be running for /mcp to answer, so this application handles the
 ASGI lifespan itself (Django's handler does not) and enters the manager there; each worker
@@ -29,6 +30,7 @@ from continuity.mcp.asgi import McpEndpoint  # noqa: E402
 from continuity.mcp.server import build_session_manager  # noqa: E402
 from heyaira import pool_checks  # noqa: E402
 from heyaira.api_handler import ApiHandler  # noqa: E402
+from heyaira.bodies import BodyLimits, capped  # noqa: E402
 from heyaira.proxies import client_address, forwarded_values  # noqa: E402
 
 MCP_PATH = "/mcp"
@@ -43,17 +45,26 @@ class HeyAiraApplication:
         self.api = ApiHandler()
         # collectstatic's output (the admin's CSS and scripts), served asynchronously.
         self.static = StaticFiles(directory=settings.STATIC_ROOT, check_dir=False)
+        self.body_limits = BodyLimits.from_settings()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket") and settings.HEYAIRA_TRUSTED_PROXIES:
             scope = _with_client_address(scope)
-        if scope["type"] == "lifespan":
+        if scope["type"] == "http":
+            limit = self.body_limits.for_path(scope["path"])
+            await capped(self._serve, limit, scope, receive, send)
+        elif scope["type"] == "lifespan":
             await self._lifespan(receive, send)
-        elif scope["type"] == "http" and scope["path"] == MCP_PATH:
+        else:
+            await django_application(scope, receive, send)  # type: ignore[arg-type]
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An HTTP request whose body fits its cap, to the part that serves its path."""
+        if scope["path"] == MCP_PATH:
             await self.mcp(scope, receive, send)
-        elif scope["type"] == "http" and scope["path"].startswith(API_PREFIX):
+        elif scope["path"].startswith(API_PREFIX):
             await self.api(scope, receive, send)
-        elif scope["type"] == "http" and scope["path"].startswith(f"{STATIC_PREFIX}/"):
+        elif scope["path"].startswith(f"{STATIC_PREFIX}/"):
             await self._static(scope, receive, send)
         else:
             await django_application(scope, receive, send)  # type: ignore[arg-type]

@@ -116,7 +116,9 @@ def _parse_bool(name: str, raw: str | None, default: bool) -> bool:
     )
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def env_int(
+    name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
@@ -126,6 +128,8 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         raise ConfigError(f"{name}={raw!r} is not an integer") from None
     if minimum is not None and value < minimum:
         raise ConfigError(f"{name}={value} is below the minimum of {minimum}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name}={value} is above the maximum of {maximum}")
     return value
 
 

@@ -6,7 +6,9 @@ itself a trusted proxy: each proxy appends the address it saw, so entries to the
 are whatever the client wrote and prove nothing. From any other peer the headers are ignored.
 
 This runs once, at the top of the ASGI application, for Django and /mcp alike, so rate limits,
-sign-in throttling and the anonymous-noise counts all see the same address. uvicorn's own
+sign-in throttling and the anonymous-noise counts all see the same address; each keys it by
+the client's network (core.networks: the address for IPv4, its /64 for IPv6), parsed by the
+same function that reads the hops here. uvicorn's own
 proxy-header handling must stay off (`--no-proxy-headers`; gunicorn.conf.py trusts no address
 for the worker), or it would rewrite the peer before this can judge it.
 """
@@ -16,8 +18,9 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable, Sequence
 
+from core.networks import Address, parse_address
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 def parse_networks(name: str, items: Iterable[str]) -> tuple[Network, ...]:
@@ -31,32 +34,17 @@ def parse_networks(name: str, items: Iterable[str]) -> tuple[Network, ...]:
     return tuple(networks)
 
 
-def _address(text: str) -> Address | None:
-    text = text.strip()
-    if text.startswith("[") and "]" in text:  # [v6]:port
-        text = text[1 : text.index("]")]
-    elif text.count(":") == 1:  # v4:port
-        text = text.split(":", 1)[0]
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    return address
-
-
 def _trusted(address: Address | None, proxies: Sequence[Network]) -> bool:
     return address is not None and any(address in network for network in proxies)
 
 
 def client_address(peer: str, forwarded_for: Sequence[str], proxies: Sequence[Network]) -> str:
     """The address to count a request under (see the module's docstring)."""
-    if not proxies or not _trusted(_address(peer), proxies):
+    if not proxies or not _trusted(parse_address(peer), proxies):
         return peer
     hops = [hop for value in forwarded_for for hop in value.split(",") if hop.strip()]
     for hop in reversed(hops):
-        address = _address(hop)
+        address = parse_address(hop)
         if address is None:
             return peer  # a trusted proxy passed on something unreadable: trust none of it
         if not _trusted(address, proxies):

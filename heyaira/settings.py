@@ -67,7 +67,8 @@ HEYAIRA_MCP_ALLOWED_ORIGINS = env_list("HEYAIRA_MCP_ALLOWED_ORIGINS", [_public_o
 
 # Behind a TLS-terminating proxy the scheme comes from this header; without it every audience
 # check against an https resource would fail.
-if env_bool("HEYAIRA_BEHIND_TLS_PROXY", False):
+_behind_tls_proxy = env_bool("HEYAIRA_BEHIND_TLS_PROXY", False)
+if _behind_tls_proxy:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # The proxies whose X-Forwarded-For names the client (addresses or CIDRs, comma-separated);
@@ -78,6 +79,23 @@ try:
     )
 except ValueError as error:
     raise ConfigError(str(error)) from None
+
+# --- Limits on what one client may send (docs/operating.md, "Limits") ----------------------
+# Request bodies are capped per class of path in the ASGI application, before anything reads
+# them or anyone is authenticated (heyaira.bodies); a larger body is answered 413 unread.
+# /mcp and the REST API: a little over their largest valid request (a task update with a full
+# work receipt, every text at its cap, is under 1 MiB even with every character escaped); /mcp
+# keeps its own 1 MiB ceiling too. OAuth (token, registration, revocation, consent): small
+# JSON or forms. Everything else (sign-in, the admin, the pages' forms): forms.
+_MiB, _KiB = 1024 * 1024, 1024
+HEYAIRA_MAX_BODY_BYTES_MCP = env_int("HEYAIRA_MAX_BODY_BYTES_MCP", _MiB, minimum=_KiB, maximum=_MiB)
+HEYAIRA_MAX_BODY_BYTES_API = env_int("HEYAIRA_MAX_BODY_BYTES_API", _MiB, minimum=_KiB)
+HEYAIRA_MAX_BODY_BYTES_OAUTH = env_int("HEYAIRA_MAX_BODY_BYTES_OAUTH", 16 * _KiB, minimum=_KiB)
+HEYAIRA_MAX_BODY_BYTES_OTHER = env_int("HEYAIRA_MAX_BODY_BYTES_OTHER", 64 * _KiB, minimum=_KiB)
+# Per-client limits and counts key by the client's network (core.networks): the address for
+# IPv4, this prefix of it for IPv6 (a host is usually given a /64 and may use all of it).
+HEYAIRA_IPV6_NETWORK_PREFIX = env_int("HEYAIRA_IPV6_NETWORK_PREFIX", 64, minimum=32, maximum=128)
+# --- end of the limits -----------------------------------------------------------------------
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -232,6 +250,25 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
 _https = _public.scheme == "https"
 SESSION_COOKIE_SECURE = _https
 CSRF_COOKIE_SECURE = _https
+# --- HTTPS declared (an https HEYAIRA_PUBLIC_URL): HSTS and the redirect (docs/operating.md) ---
+# Browsers then refuse plain HTTP to this host for a year. includeSubDomains covers only names
+# under HeyAira's own host; preload is for apex domains submitted to the browsers' list, so it
+# stays off (and its deploy check silenced) unless asked for.
+SECURE_HSTS_SECONDS = env_int("HEYAIRA_HSTS_SECONDS", 365 * 24 * 3600 if _https else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HEYAIRA_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("HEYAIRA_HSTS_PRELOAD", False)
+# Plain-HTTP requests are redirected to https only where the scheme can be told: behind a TLS
+# proxy that says so (HEYAIRA_BEHIND_TLS_PROXY), else every request would look plain and loop.
+# Health probes reach the app directly, over plain HTTP.
+SECURE_SSL_REDIRECT = env_bool("HEYAIRA_SSL_REDIRECT", _https and _behind_tls_proxy)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SILENCED_SYSTEM_CHECKS = [
+    # http redirect URIs are accepted for loopback hosts only (native clients, RFC 8252);
+    # identity.policy refuses every other http one, which this check cannot see.
+    "oauth2_provider.W008",
+    *([] if SECURE_HSTS_PRELOAD else ["security.W021"]),
+]
+# --- end of HTTPS ------------------------------------------------------------------------------
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -27,7 +27,7 @@ from django.db import DatabaseError, router
 from django.utils import timezone
 
 from audit.models import Outcome
-from audit.noise import count_rejection
+from audit.noise import count_event, count_rejection
 from audit.recorder import (
     SecurityContext,
     defer_security_event,
@@ -221,7 +221,12 @@ class _Attempt:
 
     def fail(self, reason: str, description: str, subject: _Subject | None = None) -> NoReturn:
         if subject is not None:
-            self._audit(reason, subject)
+            # A credential of ours (revoked, expired, another audience, no longer a member):
+            # worth an auditor's look, but a leaked revoked key used a million times must not
+            # grow its project's chain a million rows. The first of each (credential, reason)
+            # per window is a row; the rest are counted exactly (audit.noise).
+            if self._first_of_window(reason, subject):
+                self._audit(reason, subject)
         elif count_rejection(audit.AUTHENTICATE, reason, self.client_address):
             # No credential of ours behind it (a bogus token or key): counted per source, with
             # an audit row for the first of each window only (audit.noise).
@@ -233,6 +238,14 @@ class _Attempt:
             401,
             challenge(self.resource, error="invalid_token", description=description),
             Unauthenticated(description),
+        )
+
+    def _first_of_window(self, reason: str, subject: _Subject) -> bool:
+        return count_event(
+            project_id=subject.project.pk if subject.project is not None else None,
+            subject=f"{subject.kind}:{subject.tag}",
+            operation=audit.AUTHENTICATE,
+            reason=reason,
         )
 
     def _audit(self, reason: str, subject: _Subject) -> None:

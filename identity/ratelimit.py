@@ -1,4 +1,6 @@
-"""A fixed-window counter on Django's cache, for endpoints anyone may call (client registration)."""
+"""A fixed-window counter on Django's cache, for endpoints anyone may call (client registration,
+sign-in failures): counted per client network (core.networks: the address for IPv4, the /64
+for IPv6), so that a host cannot multiply a limit by moving around its own prefix."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import time
 from dataclasses import dataclass
 
 from django.core.cache import cache
+
+from core.networks import client_network
 
 
 @dataclass(frozen=True)
@@ -25,7 +29,7 @@ class Hit:
 
 
 def _key(bucket: str, address: str, window: int, now: float) -> str:
-    return f"ratelimit:{bucket}:{address}:{int(now // window)}"
+    return f"ratelimit:{bucket}:{client_network(address)}:{int(now // window)}"
 
 
 def peek(bucket: str, address: str, *, window: int) -> int:

@@ -2,7 +2,9 @@
 
 A failed sign-in is recorded with the account it named only when that account exists: the text
 typed into the username box may be a password typed in the wrong box, so unknown names are never
-stored, not even hashed. Passwords never reach this module (Django masks them in the signal).
+stored, not even hashed. Failures are counted (audit.noise): the first of each window per
+account (or, for unknown names, per network) is a row, every one is counted. Passwords never
+reach this module (Django masks them in the signal).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from django.shortcuts import render
 from django.utils.decorators import method_decorator
 
 from audit.models import Outcome
-from audit.noise import count_rejection
+from audit.noise import count_event, count_rejection
 from core.pages import people_page, with_page_headers
 from identity import audit, throttle
 from identity.throttle import address_of
@@ -51,14 +53,29 @@ def on_login_failed(
     user = None
     if isinstance(username, str) and 0 < len(username) <= USERNAME_MAX_LENGTH:
         user = get_user_model().objects.filter(username=username).first()
-    audit.record_oauth(
-        audit.SIGN_IN,
-        Outcome.REJECTED,
-        user=user,
-        error_code="invalid_credentials",
-        request_id=getattr(request, "request_id", ""),
-    )
+    if _first_of_window(request, user):
+        audit.record_oauth(
+            audit.SIGN_IN,
+            Outcome.REJECTED,
+            user=user,
+            error_code="invalid_credentials",
+            request_id=getattr(request, "request_id", ""),
+        )
     throttle.count_failure(request)
+
+
+def _first_of_window(request: HttpRequest | None, user: Any) -> bool:
+    """Wrong passwords are counted, not stored one by one (audit.noise): for an account, the
+    first of each window is a row naming it; for a name that is nobody's, the first of each
+    window from the network (anyone can type names as fast as the lockout allows)."""
+    if user is None:
+        return count_rejection(audit.SIGN_IN, "invalid_credentials", address_of(request))
+    return count_event(
+        project_id=None,
+        subject=f"user:{user.pk}",
+        operation=audit.SIGN_IN,
+        reason="invalid_credentials",
+    )
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -1,8 +1,10 @@
-"""Sign-in throttling: after too many failed sign-ins from one address, refuse for a while.
+"""Sign-in throttling: after too many failed sign-ins from one network, refuse for a while.
 
-Counted per source address (not per account, which would let anyone lock a person out) over a
-fixed window. While an address is over the limit even a correct password is refused, so a
-guessing run learns nothing; the sign-in page says why and when to retry.
+Counted per client network (not per account, which would let anyone lock a person out) over a
+fixed window: the address for IPv4, the /64 for IPv6 (identity.ratelimit keys by
+core.networks), so one host cannot try ten passwords from each of its addresses. While a
+network is over the limit even a correct password is refused, so a guessing run learns nothing;
+the sign-in page says why and when to retry.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from projects.admin_confirm import change_url, delete_context
 from projects.admin_deletion import ProjectDeletion
 from projects.admin_endings import membership_ending
 from projects.admin_support import (
+    VISIBLE_PROJECTS,
     ServiceBackedAdmin,
     ServiceForm,
     as_form_error,
@@ -140,7 +141,7 @@ class MembershipChangeForm(ServiceForm):
 class MembershipAdmin(ServiceBackedAdmin):
     project_permission = "manage_members"
     list_display = ["user", "project", "role", "updated_at"]
-    list_filter = ["role", "project"]
+    list_filter = ["role", VISIBLE_PROJECTS]
     search_fields = ["user__username", "project__slug"]
     ordering = ["project__slug", "user__username"]
     list_select_related = ["project", "user"]
@@ -272,7 +273,7 @@ class BindingAddForm(ServiceForm):
 class ProjectRepositoryAdmin(ServiceBackedAdmin):
     project_permission = "manage_repositories"
     list_display = ["project", "repository", "created_at"]
-    list_filter = ["project"]
+    list_filter = [VISIBLE_PROJECTS]
     search_fields = ["repository__owner", "repository__name", "project__slug"]
     list_select_related = ["project", "repository"]
 

@@ -23,7 +23,7 @@ from core.errors import HeyAiraError
 from projects import admin_reveal
 from projects.admin_confirm import action_confirmation, confirmed, plural, quoted
 from projects.admin_endings import api_keys_ending
-from projects.admin_support import ServiceBackedAdmin, ServiceForm, caller_for
+from projects.admin_support import VISIBLE_PROJECTS, ServiceBackedAdmin, ServiceForm, caller_for
 from projects.api_keys import api_key_create, api_key_revoke
 from projects.models import ApiKey
 
@@ -85,7 +85,7 @@ class ApiKeyAdmin(ServiceBackedAdmin):
         "last_used_at",
         "created_by",
     ]
-    list_filter = ["project", "revoked_at"]
+    list_filter = [VISIBLE_PROJECTS, "revoked_at"]
     list_select_related = ["project", "user"]
     search_fields = ["label", "prefix", "user__username", "project__slug"]
     actions = ["revoke_selected"]

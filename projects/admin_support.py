@@ -35,6 +35,11 @@ def projects_with(user: AbstractBaseUser | AnonymousUser, perm: str) -> QuerySet
     return get_objects_for_user(user, f"projects.{perm}", klass=Project, accept_global_perms=False)
 
 
+# A list's project filter offers only the projects of the rows the person may see (the admin's
+# own, scoped queryset), never every project's name: existence does not leak.
+VISIBLE_PROJECTS = ("project", admin.RelatedOnlyFieldListFilter)
+
+
 def caller_for(request: HttpRequest, project: Project) -> Caller:
     caller = session_caller(request.user, project, request_id=getattr(request, "request_id", ""))
     if caller is None:

@@ -172,9 +172,7 @@ def _postgres() -> bool:
 def _database(workdir: Path, port: int) -> tuple[str, str | None]:
     """(DATABASE_URL, PostgreSQL database to drop afterwards or None)."""
     if not _postgres():
-        target = workdir / "live.sqlite3"
-        shutil.copyfile(_sqlite_template(), target)
-        return f"sqlite:///{target}", None
+        return sqlite_database(workdir), None
     name = f"{_postgres_prefix()}_{port}"
     template = _postgres_template()
     with maintenance_connection() as connection:
@@ -188,6 +186,19 @@ def _database(workdir: Path, port: int) -> tuple[str, str | None]:
         )
         connection.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
     return _postgres_url(name), name
+
+
+def sqlite_database(workdir: Path) -> str:
+    """A migrated SQLite database of its own in `workdir` (a copy of the template): for a
+    server that cannot reach PostgreSQL (one in a network namespace of its own)."""
+    target = workdir / "live.sqlite3"
+    shutil.copyfile(_sqlite_template(), target)
+    return f"sqlite:///{target}"
+
+
+def live_environment(public_url: str, database_url: str) -> dict[str, str]:
+    """The environment a live server runs with (DEBUG off, test secrets)."""
+    return _environment(public_url, database_url)
 
 
 def _sqlite_template() -> Path:

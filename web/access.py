@@ -1,20 +1,30 @@
-"""Which project a page is about, decided from the signed-in person's own grants.
+"""Which project a page is about, decided from the signed-in person's own grants, and how a
+page view is audited.
 
 A slug in a URL is never trusted alone: it is looked up among the person's memberships (the
 dashboard, API keys) or among the projects whose audit log they may read (the audit pages). An
 unknown slug and a project that is not theirs get the same answer, Http404, so existence never
 leaks (docs/security.md).
+
+Page views are counted, not stored read by read: a page makes two or three audited reads, and a
+row for each would bury the project's writes. A page that reads a project notes its view here
+(`member_caller` and `audit_reader` do it); once the page is served, `count_page_view` counts
+it per person, page and 10-minute window (audit.noise), and the first of each such window is an
+audit event (`page_view`, or `audit_browse` / `audit_event_view` for the audit log itself).
+Refusals are recorded one by one as always, and exports each time.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponseBase
 
-from audit.recorder import SecurityContext
+from audit.models import Outcome
+from audit.noise import count_event
+from audit.recorder import SecurityContext, record_security_event
 from core.access import ActorType, Caller, Capability, CredentialKind
 from projects.admin_audit import audit_readable_projects
 from projects.callers import session_caller
@@ -45,7 +55,10 @@ def member_caller(request: HttpRequest, slug: str) -> Caller:
     caller = session_caller(request.user, membership.project, request_id=request_id(request))
     if caller is None:  # the membership ended between the two reads
         raise Http404
-    return caller
+    if not _reading(request):
+        return caller
+    note_page_view(request, caller.project, PAGE_VIEW)
+    return replace(caller, reads_counted=True)
 
 
 def manager_caller(request: HttpRequest, slug: str) -> Caller:
@@ -71,8 +84,12 @@ def audit_reader(request: HttpRequest, slug: str) -> AuditReader:
     project = audit_readable_projects(request.user).filter(slug=slug).first()
     if project is None:
         raise Http404
+    return AuditReader(project=project, context=_session_context(request))
+
+
+def _session_context(request: HttpRequest) -> SecurityContext:
     user = signed_in(request)
-    context = SecurityContext(
+    return SecurityContext(
         actor_type=ActorType.USER,
         actor_id=str(user.pk),
         actor_label=user.get_username(),
@@ -81,4 +98,67 @@ def audit_reader(request: HttpRequest, slug: str) -> AuditReader:
         instance=settings.HEYAIRA_INSTANCE,
         credential_kind=CredentialKind.SESSION,
     )
-    return AuditReader(project=project, context=context)
+
+
+# --- page views -----------------------------------------------------------------------------
+
+PAGE_VIEW = "page_view"
+_NOTE = "heyaira_page_view"
+
+
+@dataclass(frozen=True)
+class PageView:
+    """A project's page read by a person, counted once it has been served."""
+
+    project: Project
+    operation: str
+    target_type: str
+    target_id: str
+
+
+def _reading(request: HttpRequest) -> bool:
+    return request.method in ("GET", "HEAD")
+
+
+def note_page_view(
+    request: HttpRequest,
+    project: Project,
+    operation: str,
+    *,
+    target_type: str = "page",
+    target_id: str = "",
+) -> None:
+    """This request reads `project`: count it as a view of its page once it is served. The
+    target is what the first view of a window names (the page itself, unless given)."""
+    if _reading(request):
+        view = PageView(project, operation, target_type, target_id or _page(request))
+        setattr(request, _NOTE, view)
+
+
+def count_page_view(request: HttpRequest, response: HttpResponseBase) -> None:
+    """After a page was served: count its noted view (per person, page and window), the first
+    of each window an audit event in the project's chain. A refused page counts no view."""
+    view: PageView | None = getattr(request, _NOTE, None)
+    if view is None or response.status_code >= 400:
+        return
+    context = _session_context(request)
+    first = count_event(
+        project_id=view.project.pk,
+        subject=f"user:{context.user_id}",
+        operation=view.operation,
+        reason=_page(request),
+    )
+    if first:
+        record_security_event(
+            view.operation,
+            Outcome.SUCCESS,
+            context,
+            project=view.project,
+            target_type=view.target_type,
+            target_id=view.target_id,
+        )
+
+
+def _page(request: HttpRequest) -> str:
+    match = request.resolver_match
+    return match.view_name if match is not None else request.path[:64]

@@ -22,6 +22,7 @@ def test_it_lists_only_the_models_in_use(world: World, client: Client):
         "auth.User",
         "audit.AnonymousRejection",
         "audit.AuditEvent",
+        "audit.CountedEvent",
         "oauth.AccessToken",
         "oauth.Application",
         "oauth.Grant",

@@ -89,7 +89,9 @@ def test_it_searches_decisions_and_notes_through_memory_search(world: World, cli
     html = client.get("/projects/alpha/memory/?q=JavaScript").content.decode()
     assert "Render pages on the server, no script" in html
     assert "Keyset pagination" not in html
-    assert AuditEvent.objects.filter(operation="memory_search", actor_label="victor").exists()
+    # The search page's view is audited as a page view (counted; web.access).
+    viewed = AuditEvent.objects.filter(operation="page_view", actor_label="victor")
+    assert viewed.filter(target_id="web:memories").exists()
     only_notes = client.get("/projects/alpha/memory/?q=JavaScript&kind=note").content.decode()
     assert "Nothing matches." in only_notes
 

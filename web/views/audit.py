@@ -2,7 +2,9 @@
 
 Owners, admins and auditors (a django-guardian grant of projects.view_project_audit) read it;
 for everyone else a project's audit pages answer exactly as for a project that does not exist.
-Each page view is itself an audit event (who read which project's log).
+Reading the log is itself audited: each view is counted per person, page and 10-minute window,
+the first of each window an audit event (`audit_browse`, `audit_event_view`; web.access), and
+every refusal and every export is an event of its own.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from audit.models import Outcome
 from audit.recorder import record_security_event
 from audit.state import chain_state, event_proof
 from projects.admin_audit import audit_readable_projects
-from web.access import AuditReader, audit_reader
+from web.access import AuditReader, audit_reader, note_page_view
 from web.audit_filters import AuditFilterForm, form_problems
 from web.selectors.audit import (
     MORE_COUNTED,
@@ -65,7 +67,14 @@ def audit_list(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "web/audit_list.html", context, status=400)
     found = audit_page(reader.project, form.filters(), cursor=cursor)
     state = chain_state(reader.project.pk)
-    _read(reader, AUDIT_BROWSE, Outcome.SUCCESS)
+    # Counted once the page is served, so the page never lists its own view.
+    note_page_view(
+        request,
+        reader.project,
+        AUDIT_BROWSE,
+        target_type="project",
+        target_id=str(reader.project.pk),
+    )
     context.update(
         chain=state,
         export_query=form.query_with(),
@@ -87,7 +96,13 @@ def audit_detail(request: HttpRequest, slug: str, event_id: UUID) -> HttpRespons
         _read(reader, AUDIT_EVENT_VIEW, Outcome.REJECTED, str(event_id), "not_found")
         raise Http404
     state = chain_state(reader.project.pk)
-    _read(reader, AUDIT_EVENT_VIEW, Outcome.SUCCESS, str(event.pk))
+    note_page_view(
+        request,
+        reader.project,
+        AUDIT_EVENT_VIEW,
+        target_type="audit_event",
+        target_id=str(event.pk),
+    )
     back = request.GET.get("back", "")
     context = {
         "project": reader.project,
@@ -140,7 +155,7 @@ def _read(
     target_id: str = "",
     error_code: str = "",
 ) -> None:
-    """The page view, recorded after the page's own read so the page never lists itself."""
+    """A refusal or an export: an audit event of its own each time (views are counted)."""
     record_security_event(
         operation,
         outcome,

@@ -1,7 +1,8 @@
 """What every page for signed-in people shares: sign-in required, the page headers, and a
 typed error turned into the page's answer (a refusal or a missing row is the 404 page, so a
 project or row that is not the person's looks exactly like one that does not exist; a bad
-value in the address is a 400 page that says, in the person's words, which one)."""
+value in the address is a 400 page that says, in the person's words, which one), and the page
+view counted once the page is served (web.access)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from django.shortcuts import render
 
 from core.errors import Forbidden, HeyAiraError, NotFound, ValidationError
 from core.pages import people_page
+from web.access import count_page_view
 
 View = Callable[..., HttpResponse]
 
@@ -50,10 +52,12 @@ def person_page(view: View) -> View:
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
-            return view(request, *args, **kwargs)
+            response = view(request, *args, **kwargs)
         except (NotFound, Forbidden):
             raise Http404 from None
         except HeyAiraError as error:  # validation_error: a hand-edited query string
             return bad_request(request, people_message(error))
+        count_page_view(request, response)
+        return response
 
     return login_required(people_page(wrapped))
