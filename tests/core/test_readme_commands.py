@@ -88,6 +88,8 @@ PURGE = "python manage.py purge_idempotency"
 CHANGE_PASSWORD = "python manage.py changepassword owner"
 PIP_INSTALL = "pip install ./client"
 CLIENT_LOGIN = "heyaira login --profile demo-login"
+# The form of the commands the installer writes into .claude/settings.json, run by the session.
+HOOK_FORM = "heyaira hook claude-code ... --profile demo"
 CLIENT, PACKAGE, BROWSER_LOGIN = (
     "client session: one shell, in order",
     "run by tests/client/test_package.py",
@@ -137,6 +139,7 @@ COVERAGE: dict[str, str] = {
     **dict.fromkeys(CLIENT_SESSION, CLIENT),
     PIP_INSTALL: PACKAGE,
     CLIENT_LOGIN: BROWSER_LOGIN,
+    HOOK_FORM: CLIENT,
     MAKE_RUN: SERVER,
     "make run": SERVER,  # inline; the restart runs it with exactly this text
     MAKE_TEST: CI,
@@ -330,6 +333,10 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     # The installed SessionStart hook, run as Claude Code runs it (started from a shell where
     # HEYAIRA_KEY is set, as the README says), injects the same brief.
     (group,) = settings["hooks"]["SessionStart"]
+    command = group["hooks"][0]["command"]
+    head, tail = HOOK_FORM.split(" ... ")
+    assert head.removeprefix("heyaira") in command, command
+    assert command.endswith(tail), command
     hook = box.run(
         group["hooks"][0]["command"] + " <<< '" + json.dumps(SESSION_START) + "'",
         env={**installed_environment(site), "HOME": str(client_home), "HEYAIRA_KEY": key},
