@@ -9,8 +9,8 @@ run by one helper process per server, tests/live_shell.py), and talk to the serv
 `ConsentBrowser` plays the person for the MCP SDK's OAuthClientProvider: its redirect_handler
 follows the authorization URL through sign-in and the consent form, and its callback_handler
 returns the code from the final redirect. It posts the forms over HTTP, which is fast; the real
-path, a person in headless Chromium, is tests/oauth/test_browser_consent_sdk.py (with
-tests/oauth/chromium_consent.py). Usage (see tests/oauth/test_end_to_end_sdk.py):
+path, a person in headless Chromium, is tests/identity/test_browser_consent_sdk.py (with
+tests/identity/chromium_consent.py). Usage (see tests/identity/test_end_to_end_sdk.py):
 
     browser = ConsentBrowser(username="olivia", password="...", project_slug="alpha")
     provider = OAuthClientProvider(server_url=server.url + "/mcp", client_metadata=...,
