@@ -20,7 +20,7 @@ On PostgreSQL they run on a cursor that sends the values apart from the statemen
 (`bound_cursor`): Django's own cursors quote every value into the text on the client, which
 cost more CPU than anything else psycopg does for these statements, and a statement whose
 text never changes can then stay prepared on its connection (psycopg prepares it from its
-fifth run). Through PgBouncer they go as Django's do (heyaira.envconfig, heyaira.pgbouncer).
+fifth run). Through PgBouncer they go as Django's do (heyaira.envconfig, runtime.pgbouncer).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from heyaira import pool_checks
+from runtime import pool_checks
 
 T = TypeVar("T")
 
@@ -177,7 +177,7 @@ def database_from_url(
     PostgreSQL the statement and lock timeouts are session settings sent when each connection
     opens, so pooled connections keep them and every request (MCP, REST, admin) has them.
     With `pgbouncer` (DATABASE_URL names PgBouncer in transaction mode) there are no session
-    settings: the timeouts go with each statement as SET LOCAL (heyaira.pgbouncer), and
+    settings: the timeouts go with each statement as SET LOCAL (runtime.pgbouncer), and
     server-side cursors and prepared statements are off.
     """
     limits = limits or DatabaseLimits()
@@ -186,7 +186,7 @@ def database_from_url(
         return _sqlite_database(url, parts.netloc, parts.path, base_dir)
     if parts.scheme in ("postgres", "postgresql") and pgbouncer:
         database = _postgres_database(url, parts)
-        database["ENGINE"] = "heyaira.pgbouncer"
+        database["ENGINE"] = "runtime.pgbouncer"
         database["TRANSACTION_LOCAL_SETTINGS"] = _transaction_local(limits)
         database["DISABLE_SERVER_SIDE_CURSORS"] = True
         database["OPTIONS"]["prepare_threshold"] = None
@@ -264,13 +264,13 @@ def _add_pool(database: dict[str, Any], pool_size: int, limits: DatabaseLimits) 
             "min_size": 1,
             "max_size": pool_size,
             "timeout": limits.pool_timeout_ms / 1000,
-            # When a connection came back: heyaira.pool_checks skips the check for a while.
+            # When a connection came back: runtime.pool_checks skips the check for a while.
             "reset": pool_checks.note_given_back,
         }
 
 
 def _transaction_local(limits: DatabaseLimits) -> str:
-    """The SET LOCAL prefix of every statement behind PgBouncer (heyaira.pgbouncer)."""
+    """The SET LOCAL prefix of every statement behind PgBouncer (runtime.pgbouncer)."""
     return (
         f"SET LOCAL statement_timeout = {limits.statement_timeout_ms}; "
         f"SET LOCAL lock_timeout = {limits.lock_timeout_ms}; "

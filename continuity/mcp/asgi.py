@@ -20,7 +20,6 @@ from starlette.types import Message, Receive, Scope, Send
 
 from continuity.mcp import jsonrpc, onehop
 from continuity.mcp.direct import direct_call
-from continuity.mcp.orm import run_orm
 from continuity.mcp.server import current_caller
 from continuity.mcp.tools import TOOLS
 from continuity.mcp.unavailable import unavailable_answer
@@ -30,6 +29,7 @@ from core.database import NoCapacity
 from core.errors import Unavailable
 from core.request_ids import request_id_from
 from identity import authn
+from runtime.orm import run_orm
 
 MAX_BODY_BYTES = 1024 * 1024
 

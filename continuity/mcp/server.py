@@ -22,11 +22,11 @@ from mcp.shared.exceptions import MCPError
 
 from audit.recorder import AuditNote, defer_rejection, record_after_failure, storable
 from continuity.mcp import onehop
-from continuity.mcp.orm import run_orm
 from continuity.mcp.tools import INSTRUCTIONS, SPECS, TOOLS
 from core.access import Caller
 from core.database import NoCapacity
 from core.errors import HeyAiraError, Unauthenticated, Unavailable
+from runtime.orm import run_orm
 
 logger = logging.getLogger(__name__)
 

@@ -74,7 +74,7 @@ CREATEDB = "createdb -h 127.0.0.1 -U postgres heyaira"
 PG_RUN = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/heyaira make run"
 PG_TEST = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/heyaira make test"
 GUNICORN = (
-    ".venv/bin/gunicorn heyaira.asgi:application -k heyaira.workers.BalancedUvicornWorker -w 2 "
+    ".venv/bin/gunicorn heyaira.asgi:application -k runtime.workers.BalancedUvicornWorker -w 2 "
     "--bind 127.0.0.1:8000"
 )
 CREATE_PROJECT = 'python manage.py create_project web --name "Web app" --owner owner'

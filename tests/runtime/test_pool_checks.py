@@ -1,4 +1,4 @@
-"""The pool's check before handing out a connection (heyaira.pool_checks): no round trip for
+"""The pool's check before handing out a connection (runtime.pool_checks): no round trip for
 one given back a moment ago, the full check for one that sat idle, and a dead one is found."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from psycopg_pool import ConnectionPool
 
-from heyaira import pool_checks
+from runtime import pool_checks
 from tests.live import direct_port, maintenance_connection
 
 pytestmark = pytest.mark.postgres

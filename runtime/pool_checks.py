@@ -48,7 +48,7 @@ def note_given_back(connection: Any) -> None:
 
 def connect() -> None:
     """Give each pool the check above as soon as Django has made it."""
-    connection_created.connect(use_fresh_check, dispatch_uid="heyaira.pool_checks")
+    connection_created.connect(use_fresh_check, dispatch_uid="runtime.pool_checks")
 
 
 def use_fresh_check(sender: Any, connection: Any, **kwargs: Any) -> None:
