@@ -1,6 +1,6 @@
 """continuity_context: the bounded, read-only recovery index a new session reads once.
 
-Its size and its number of SQL queries do not grow with the data (DESIGN section 5): every list
+Its size and its number of SQL queries do not grow with the data (docs/architecture.md): every list
 has a hard limit, long texts are read only as a prefix, and the JSON is fitted to a byte budget
 (continuity.budget).
 """

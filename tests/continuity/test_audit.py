@@ -1,4 +1,4 @@
-"""The audit rows of the continuity operations (DESIGN section 7): one per attempt, success in
+"""The audit rows of the continuity operations (docs/architecture.md): one per attempt, success in
 the operation's transaction, rejection after its rollback with its error code, and never any
 memory or task text."""
 

@@ -2,8 +2,8 @@
 holds: 10 rows of each kind, 10,000 rows of each kind, and rows made to be as large as possible
 in JSON (maximum lengths, multi-byte characters, quotes, backslashes, control characters).
 
-The budget is measured on the compact UTF-8 JSON every transport sends (DESIGN section 5):
-16,000 bytes at the default limits, 64,000 at the caps."""
+The budget is measured on the compact UTF-8 JSON every transport sends (docs/architecture.md, "The
+continuity protocol"): 16,000 bytes at the default limits, 64,000 at the caps."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""state_put and state_get: an agent's running summary as immutable versions (DESIGN 9)."""
+"""state_put and state_get: a running summary as immutable versions (docs/architecture.md)."""
 
 from __future__ import annotations
 

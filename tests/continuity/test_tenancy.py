@@ -1,5 +1,5 @@
 """An id from another project behaves exactly like an id that does not exist: same code, same
-message, same audit row. Existence never leaks (DESIGN section 4)."""
+message, same audit row. Existence never leaks (docs/architecture.md, "The tenancy rule")."""
 
 from __future__ import annotations
 
