@@ -68,7 +68,7 @@ class OperationView(ApiView):
             record_after_failure(caller, spec.name, AuditNote(), error.code)
             raise
         note = AuditNote()
-        result = spec.operation.noted(caller, arguments, note)
+        result = spec.operation.call(caller, arguments, note).model_dump(mode="json")
         headers = _headers(request, route, result, replayed=note.outcome == Outcome.REPLAYED)
         return Response(result, status=route.status, headers=headers)
 
