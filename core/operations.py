@@ -29,6 +29,10 @@ InputT = TypeVar("InputT", bound=pydantic.BaseModel)
 ResultT = TypeVar("ResultT")
 
 Body = Callable[[Caller, InputT, AuditNote], ResultT]
+# The arguments as they arrived (a JSON object), or how to read them: a transport that can refuse
+# them for reasons of its own (REST: its headers, a body that is not an object) passes a reader,
+# which runs after the capability check, its refusals audited like the model's.
+Arguments = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
 
 
 class Once(Protocol[ResultT]):
@@ -80,7 +84,7 @@ class Operation(Generic[Fields, InputT, ResultT]):
     def call(
         self,
         caller: Caller,
-        arguments: Mapping[str, Any] | InputT,
+        arguments: Arguments | InputT,
         note: AuditNote | None = None,
     ) -> ResultT:
         """Check, validate, run and audit; what its audit row says is kept in `note` (REST
@@ -90,7 +94,7 @@ class Operation(Generic[Fields, InputT, ResultT]):
         require_scopes(caller, self.name, self.capability)
         try:
             caller.require(self.capability)
-            args = parse_input(self.input_model, arguments)
+            args = parse_input(self.input_model, arguments() if callable(arguments) else arguments)
             check_write_context(caller, args)
             return self._execute(caller, args, note)
         except HeyAiraError as error:
