@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from continuity.mcp.tools import ToolSpec
+from continuity.outputs import Output
 from core.access import Caller
 from core.errors import Unavailable
 from core.stepup import InsufficientScope
@@ -53,7 +54,7 @@ deferred: contextvars.ContextVar[Deferred | None] = contextvars.ContextVar(
 
 def authenticate_and_call(
     pending: Deferred, spec: ToolSpec, arguments: dict[str, Any]
-) -> dict[str, Any] | None:
+) -> Output | None:
     """Runs in one database unit (run_orm): the Caller, then the operation. None when the
     request was refused before the operation (the answer is on `pending`)."""
     pending.ran = True
@@ -72,7 +73,7 @@ def authenticate_and_call(
         return None
     pending.caller = caller
     try:
-        result: dict[str, Any] = spec.operation(caller, arguments)
+        result: Output = spec.operation.call(caller, arguments)
     except InsufficientScope as refusal:
         # A step-up is an HTTP 403 with a challenge, not a tool result (already audited).
         pending.refused = authn.step_up(caller, refusal)

@@ -82,14 +82,14 @@ async def answer_tool_call(params: types.CallToolRequestParams) -> types.CallToo
     arguments = params.arguments or {}
     try:
         if caller is not None:
-            data = await run_orm(spec.operation, caller, arguments)
+            result = await run_orm(spec.operation.call, caller, arguments)
         else:
             assert pending is not None
             # Authentication and the operation in one unit of database work (onehop).
             found = await run_orm(onehop.authenticate_and_call, pending, spec, arguments)
             if found is None:
                 return error_result(Unauthenticated())  # the endpoint answers in its place
-            data = found
+            result = found
     except NoCapacity as error:
         if caller is None:
             # Nothing ran, not even authentication: the endpoint answers `unavailable`.
@@ -109,7 +109,7 @@ async def answer_tool_call(params: types.CallToolRequestParams) -> types.CallToo
             {"error": {"code": "internal_error", "message": "The server failed; try again."}},
             is_error=True,
         )
-    return tool_result(data)
+    return tool_result(result.model_dump(mode="json"))
 
 
 def _record_unknown_tool(caller: Caller, name: str) -> None:
