@@ -108,9 +108,8 @@ class McpEndpoint:
         unserved = jsonrpc.not_served(envelope)
         if unserved is not None:
             return _json(unserved.status, unserved.body())
-        refusals = jsonrpc.json_refusals(send, envelope.request_id)
         scope = {**request.scope, "headers": envelope.headers}
-        await self.manager.handle_request(scope, _replay(envelope.body), refusals)
+        await self.manager.handle_request(scope, _replay(envelope.body), send)
         return None
 
 

@@ -35,9 +35,7 @@ def _tool_error(protocol_version: str | None, error: Unavailable) -> dict[str, A
     version = protocol_version if protocol_version in KNOWN_PROTOCOL_VERSIONS else None
     data = error_result(error).model_dump(by_alias=True, mode="json", exclude_none=True)
     # Shaped for the client's protocol era (2026-07-28 results carry resultType, older do not).
-    return methods.serialize_server_result(
-        "tools/call", version or LATEST_HANDSHAKE_VERSION, data
-    )
+    return methods.serialize_server_result("tools/call", version or LATEST_HANDSHAKE_VERSION, data)
 
 
 def _rpc_error(request_id: Any, error: Unavailable) -> dict[str, Any]:
