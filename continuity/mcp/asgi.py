@@ -2,7 +2,8 @@
 
 In order: header values trimmed of the whitespace around them (once, here, for every check
 after); request id; POST only (GET and DELETE get 405: stateless, no streams, no sessions);
-Host and Origin (DNS-rebinding protection); body size; the JSON-RPC envelope (headers, parsing
+Host and Origin (DNS-rebinding protection); the body (within /mcp's cap, heyaira.bodies: the
+application refuses a larger one before this runs); the JSON-RPC envelope (headers, parsing
 and message shape, continuity.mcp.jsonrpc). Then one of two ways:
 
 - one tools/call at a handshake-era revision (continuity.mcp.wire): the endpoint answers it
@@ -40,7 +41,6 @@ from core.request_ids import request_id_from
 from core.stepup import InsufficientScope
 from identity import authn
 
-MAX_BODY_BYTES = 1024 * 1024
 JSON = "application/json"
 
 
@@ -66,9 +66,7 @@ class McpEndpoint:
         rejection = _check_host_and_origin(request)
         if rejection is not None:
             return _error(rejection[0], "forbidden", rejection[1])
-        body = await _read_body(request)
-        if body is None:
-            return _error(413, "validation_error", "Request body too large.")
+        body = await request.body()  # within /mcp's cap: heyaira.bodies read or refused it first
         envelope = jsonrpc.check_request(request.scope["headers"], body)
         if isinstance(envelope, jsonrpc.Refusal):
             return _json(envelope.status, envelope.body())
@@ -180,18 +178,6 @@ def _check_host_and_origin(request: Request) -> tuple[int, str] | None:
             # A browser page from another origin (DNS rebinding) must not reach the endpoint.
             return 403, "Origin not allowed."
     return None
-
-
-async def _read_body(request: Request) -> bytes | None:
-    """The body, or None past MAX_BODY_BYTES (the rest is never read)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _replay(body: bytes) -> Receive:
