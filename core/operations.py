@@ -87,11 +87,10 @@ class Operation(Generic[Fields, InputT, ResultT]):
         arguments: Arguments | InputT,
         note: AuditNote | None = None,
     ) -> ResultT:
-        """Check, validate, run and audit; what its audit row says is kept in `note` (REST
-        reads the outcome: an idempotent replay answers with a header)."""
+        """Call it, keeping what its audit row says in `note` (REST reads the outcome: an
+        idempotent replay answers with a header)."""
         note = AuditNote() if note is None else note
-        # A scope shortfall is a step-up, answered and audited the same way on every transport.
-        require_scopes(caller, self.name, self.capability)
+        self.require_scopes(caller)
         try:
             caller.require(self.capability)
             args = parse_input(self.input_model, arguments() if callable(arguments) else arguments)
@@ -111,6 +110,13 @@ class Operation(Generic[Fields, InputT, ResultT]):
             audit = defer_after_failure if unreachable(error) else record_after_failure
             audit(caller, self.name, note, unavailable.code)
             raise unavailable from error
+
+    def require_scopes(self, caller: Caller) -> None:
+        """The first check of the order: a scope shortfall is a step-up (core.stepup), answered
+        and audited the same way on every transport. A transport that must refuse before any
+        operation of a request runs (a JSON-RPC batch, a request the MCP SDK serves) asks it
+        on its own first."""
+        require_scopes(caller, self.name, self.capability)
 
     def _execute(self, caller: Caller, args: InputT, note: AuditNote) -> ResultT:
         """Run the body once, or twice when the connection died before anything was committed
