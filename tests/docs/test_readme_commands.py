@@ -345,7 +345,7 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     injected = json.loads(hook.stdout)["hookSpecificOutput"]
     assert injected["hookEventName"] == "SessionStart"
     assert injected["additionalContext"].startswith("# HeyAira: Demo project (demo)")
-    box.ran.extend(CLIENT_SESSION)
+    box.ran.extend([*CLIENT_SESSION, HOOK_FORM])
 
     # Operator commands, in the README's order.
     ok(box, CREATE_PROJECT)
