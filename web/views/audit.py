@@ -21,7 +21,7 @@ from audit.export import export_csv, export_jsonl
 from audit.models import Outcome
 from audit.recorder import record_security_event
 from audit.state import chain_state, event_proof
-from projects.admin_audit import audit_readable_projects
+from projects.audit_log import readable_projects
 from web.access import AuditReader, audit_reader, note_page_view
 from web.audit_filters import AuditFilterForm, form_problems
 from web.selectors.audit import (
@@ -42,7 +42,7 @@ PROJECTS_SHOWN = 200
 @require_safe
 @person_page
 def audit_home(request: HttpRequest) -> HttpResponse:
-    readable = audit_readable_projects(request.user)
+    readable = readable_projects(request.user)
     projects = list(readable.order_by("name", "slug")[: PROJECTS_SHOWN + 1])
     more = readable.count() - PROJECTS_SHOWN if len(projects) > PROJECTS_SHOWN else 0
     context = {"projects": projects[:PROJECTS_SHOWN], "more": more}
