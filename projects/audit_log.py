@@ -11,6 +11,7 @@ from uuid import UUID
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
+from audit.filters import AuditEventFilter, filtered
 from audit.models import AuditEvent
 from audit.recorder import AuditNote
 from core.access import ROLE_CAPABILITIES, Caller, Capability
@@ -62,9 +63,6 @@ def event_json(event: AuditEvent) -> dict[str, Any]:
 def audit_list(caller: Caller, args: AuditListInput, note: AuditNote) -> dict[str, Any]:
     """The newest audit events of the caller's project."""
     note.target("project", caller.project.pk)
-    events = AuditEvent.objects.filter(project_id=caller.project.pk)
-    if args.operation:
-        events = events.filter(operation=args.operation)
-    if args.outcome:
-        events = events.filter(outcome=args.outcome)
-    return {"events": [event_json(e) for e in events.order_by("-occurred_at", "-id")[: args.limit]]}
+    filters = AuditEventFilter(args.model_dump(include={"operation", "outcome"}, exclude_none=True))
+    events = filtered(AuditEvent.objects.filter(project_id=caller.project.pk), filters)
+    return {"events": [event_json(e) for e in events[: args.limit]]}
