@@ -14,6 +14,7 @@ from projects.models import Project, Repository
 from projects.services import project_delete
 from tests.bundle.projects import fill
 from tests.factories import World
+from tests.live import asgi_server  # noqa: F401  (the live-server fixture)
 
 
 def export_bytes(slug: str) -> bytes:
