@@ -116,7 +116,7 @@ TABLES: tuple[type[models.Model], ...] = (
 
 
 @contextlib.contextmanager
-def _times_as_given() -> Iterator[None]:
+def times_as_given() -> Iterator[None]:
     """created_at/updated_at are auto_now(_add): the import keeps the bundle's times instead.
     The flags are switched off for the length of one import, in the command's own process."""
     switched: list[tuple[models.DateTimeField, bool, bool]] = []
@@ -146,12 +146,13 @@ class _Loader:
         self.last_seq = 0
         self.last_hash = ""
         self.users: list[AbstractBaseUser] = []
+        self.linked = connection.vendor == "postgresql"
 
     def run(self, reader: Reader) -> None:
         header = reader.read_header()
         self.chain = audit_chain.chain_of(header.get("project", {}).get("id"))
         handlers = self._handlers()
-        with _times_as_given():
+        with times_as_given():
             for line in reader.records():
                 kind = line.record.pop("record", None)
                 handler = handlers.get(str(kind))
@@ -351,7 +352,12 @@ class _Loader:
             raise ValueError(f"audit event {seq}: its hashes do not match its fields")
         self.last_seq, self.last_hash = seq, record["hash"]
         fields["occurred_at"] = audit_chain.decode_time(fields["occurred_at"])
-        self._add(AuditEvent(**fields, digest=record["digest"]))
+        event = AuditEvent(**fields, digest=record["digest"])
+        if self.linked:
+            # PostgreSQL takes them linked (audit.triggers: an archived chain); SQLite's
+            # trigger links each row again itself, to the same hashes.
+            event.seq, event.prev_hash, event.hash = seq, record["prev_hash"], record["hash"]
+        self._add(event)
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -381,6 +387,9 @@ class _Loader:
         _check_one_project(project)
         # Foreign keys are checked at COMMIT; a dry run never gets there, so check them now.
         connection.check_constraints(table_names=[model._meta.db_table for model in TABLES])
+        if self.linked:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT audit_chain_adopt(%s)", [self.chain])
         head = AuditChainHead.objects.filter(chain=self.chain).values_list("seq", "last_hash")
         if self.last_seq and head.first() != (self.last_seq, self.last_hash):
             raise BundleError("the audit chain did not link again as the bundle has it")
