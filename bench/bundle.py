@@ -74,7 +74,7 @@ def _round(size: int, made: list[str]) -> dict[str, Any]:
         made.remove(source)
         _create(target, made, template=TEMPLATE)
         imported = _run(target, "import", str(bundle))
-        result = {"size": size, "bytes": bundle.stat().st_size, "export": export}
+        result: dict[str, Any] = {"size": size, "bytes": bundle.stat().st_size, "export": export}
         result["import"] = imported
     finally:
         bundle.unlink(missing_ok=True)
