@@ -6,10 +6,6 @@ view: the same authentication, the same refusals and the same audit as every rou
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
-
-from asgiref.sync import sync_to_async
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
@@ -17,14 +13,13 @@ from rest_framework.request import Request
 from audit.models import Outcome
 from audit.recorder import AuditNote, record, record_after_failure
 from continuity.api.views import ApiView
-from continuity.bundle.export import bundle_lines
+from continuity.bundle.export import bundle_lines, streamed
 from core.access import Caller, Capability
 from core.errors import HeyAiraError, ValidationError
 from core.stepup import require_scopes
 
 OPERATION = "project_export"
 CONTENT_TYPE = "application/x-ndjson"
-LINES_PER_CHUNK = 500
 
 
 @extend_schema(exclude=True)
@@ -42,7 +37,7 @@ class ExportView(ApiView):
             target_id=str(caller.project.pk),
         )
         response = StreamingHttpResponse(
-            _streamed(bundle_lines(caller.project)), content_type=CONTENT_TYPE
+            streamed(bundle_lines(caller.project)), content_type=CONTENT_TYPE
         )
         name = f"heyaira-{caller.project.slug}.jsonl"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -61,20 +56,3 @@ def _allowed(caller: Caller, request: Request) -> None:
     except HeyAiraError as error:
         record_after_failure(caller, OPERATION, AuditNote(), error.code)
         raise
-
-
-def _take(lines: Iterator[bytes]) -> bytes:
-    return b"".join(line for _, line in zip(range(LINES_PER_CHUNK), lines, strict=False))
-
-
-async def _streamed(lines: Iterator[bytes]) -> AsyncIterator[Any]:
-    """The sync generator read a chunk at a time in the request's own thread: its transaction
-    and cursor stay on one connection, and the server sends each chunk as it comes (a sync
-    iterator would be read whole into memory under ASGI)."""
-    try:
-        while chunk := await sync_to_async(_take, thread_sensitive=True)(lines):
-            yield chunk
-    finally:
-        close = getattr(lines, "close", None)
-        if close is not None:
-            await sync_to_async(close, thread_sensitive=True)()

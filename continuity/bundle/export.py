@@ -6,9 +6,10 @@ the time of the newest audit event in the bundle, not the time of the export.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -17,6 +18,8 @@ from audit.models import AuditChainHead
 from continuity.bundle.format import FORMAT, VERSION, Writer, encode_time
 from continuity.bundle.records import AUDIT_EVENT, TYPES, audit_events
 from projects.models import Project
+
+LINES_PER_CHUNK = 500
 
 
 def bundle_lines(project: Project) -> Iterator[bytes]:
@@ -51,3 +54,20 @@ def _header(project: Project) -> dict[str, Any]:
         "as_of": encode_time(head[1] if head else project.updated_at),
         "counts": counts,
     }
+
+
+def _take(lines: Iterator[bytes]) -> bytes:
+    return b"".join(line for _, line in zip(range(LINES_PER_CHUNK), lines, strict=False))
+
+
+async def streamed(lines: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """A response body for the ASGI server: the lines read a chunk at a time in the request's
+    own thread, so their transaction and cursor stay on one connection, and each chunk is sent
+    as it comes (Django reads a sync iterator whole into memory under ASGI)."""
+    try:
+        while chunk := await sync_to_async(_take, thread_sensitive=True)(lines):
+            yield chunk
+    finally:
+        close = getattr(lines, "close", None)
+        if close is not None:
+            await sync_to_async(close, thread_sensitive=True)()
