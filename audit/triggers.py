@@ -30,13 +30,34 @@ def _pg_hash(prev: str, seq: str, digest: str) -> str:
 
 
 # Table names are constants of this module, never input: S608 does not apply.
-POSTGRES_INSTALL = [
-    f"""
+# The chain link at INSERT. A row that comes linked already (seq set) is an event of an archived
+# chain that project_import brings in (continuity.bundle) when its chain has no head here yet:
+# it must link to the event before it, with the hash of its link, and audit_chain_adopt then
+# makes the chain's head, once. Into a chain that has a head, a position the INSERT names is
+# not taken: the row gets the next place, as every row does. (Linking a million imported rows
+# through the head would update one row a million times in one transaction, and each update
+# walks the versions before it.)
+CHAIN_APPEND = f"""
 CREATE OR REPLACE FUNCTION audit_chain_append() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 DECLARE
     head {HEAD}%ROWTYPE;
+    before text;
 BEGIN
+    IF NEW.seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {HEAD} WHERE chain = NEW.chain) THEN
+        IF NEW.seq = 1 THEN
+            before := '';
+        ELSE
+            SELECT hash INTO before FROM {EVENTS} WHERE chain = NEW.chain AND seq = NEW.seq - 1;
+        END IF;
+        IF before IS NULL OR NEW.prev_hash IS DISTINCT FROM before
+                OR NEW.hash IS DISTINCT FROM {_pg_hash("NEW.prev_hash", "NEW.seq", "NEW.digest")}
+        THEN
+            RAISE EXCEPTION 'audit event % of chain % does not link to the one before it',
+                NEW.seq, NEW.chain USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        RETURN NEW;
+    END IF;
     INSERT INTO {HEAD} AS h (chain, seq, prev_hash, last_hash, last_time)
     VALUES (NEW.chain, 1, '', {_pg_hash("''", "1", "NEW.digest")}, NEW.occurred_at)
     ON CONFLICT (chain) DO UPDATE SET
@@ -49,7 +70,29 @@ BEGIN
     NEW.prev_hash := head.prev_hash;
     NEW.hash := head.last_hash;
     RETURN NEW;
-END $$""",  # noqa: S608
+END $$"""  # noqa: S608
+
+# The head of a chain whose events came linked (above): its last event, once.
+CHAIN_ADOPT = f"""
+CREATE OR REPLACE FUNCTION audit_chain_adopt(name text) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+DECLARE
+    last {EVENTS}%ROWTYPE;
+    before text;
+BEGIN
+    SELECT * INTO last FROM {EVENTS} WHERE chain = name ORDER BY seq DESC LIMIT 1;
+    IF last.seq IS NULL THEN
+        RETURN 0;
+    END IF;
+    before := coalesce(last.prev_hash, '');
+    INSERT INTO {HEAD} (chain, seq, prev_hash, last_hash, last_time)
+    VALUES (name, last.seq, before, last.hash, last.occurred_at);
+    RETURN last.seq;
+END $$"""  # noqa: S608
+
+POSTGRES_INSTALL = [
+    CHAIN_APPEND,
+    CHAIN_ADOPT,
     """
 CREATE OR REPLACE FUNCTION audit_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -87,6 +130,7 @@ POSTGRES_UNINSTALL = [
     f"DROP TRIGGER IF EXISTS audit_head_kept ON {HEAD}",
     f"DROP TRIGGER IF EXISTS audit_head_no_truncate ON {HEAD}",
     "DROP FUNCTION IF EXISTS audit_chain_append()",
+    "DROP FUNCTION IF EXISTS audit_chain_adopt(text)",
     "DROP FUNCTION IF EXISTS audit_refuse_change()",
     "DROP FUNCTION IF EXISTS audit_head_advance_only()",
 ]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web.views import audit, connections, dashboard, front_door, invitations
+from web.views import audit, bundle, connections, dashboard, front_door, invitations
 
 app_name = "web"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     path("projects/<slug:slug>/memory/<uuid:memory_id>/", dashboard.memory_page, name="memory"),
     path("projects/<slug:slug>/summaries/", dashboard.summaries_page, name="summaries"),
     path("projects/<slug:slug>/summaries/<str:agent>/", dashboard.summary_page, name="summary"),
+    path("projects/<slug:slug>/export.jsonl", bundle.project_export, name="project_export"),
     path("projects/<slug:slug>/keys/", connections.api_keys_page, name="api_keys"),
     path(
         "projects/<slug:slug>/keys/<uuid:key_id>/revoke/",

@@ -85,6 +85,11 @@ ALICE_KEY = (
     "--label alice-laptop"
 )
 PURGE = "python manage.py purge_idempotency"
+EXPORT = "python manage.py project_export web --output web.jsonl"
+IMPORT_BEADS = (
+    "python manage.py project_import --from beads tests/bundle/samples/beads/issues.jsonl "
+    "--slug web-issues"
+)
 CHANGE_PASSWORD = "python manage.py changepassword owner"
 PIP_INSTALL = "pip install ./client"
 CLIENT_LOGIN = "heyaira login --profile demo-login"
@@ -156,6 +161,9 @@ COVERAGE: dict[str, str] = {
     ADD_MEMBER: RUN,
     ALICE_KEY: RUN,
     PURGE: RUN,
+    EXPORT: RUN,
+    IMPORT_BEADS: RUN,
+    "heyaira export --output FILE": MENTION,
     CHANGE_PASSWORD: ASKS,
     "python manage.py ...": MENTION,
     "python manage.py create_project SLUG --name NAME --owner USERNAME": SYNOPSIS,
@@ -163,6 +171,9 @@ COVERAGE: dict[str, str] = {
     "python manage.py create_api_key SLUG --user USERNAME [--scopes "
     "continuity:read,continuity:write] [--expires-days N] [--label LABEL]": SYNOPSIS,
     "python manage.py purge_idempotency [--older-than-hours N]": SYNOPSIS,
+    "python manage.py project_export SLUG [--output FILE]": SYNOPSIS,
+    "python manage.py project_import --from TOOL PATH --slug SLUG [--owner USERNAME] "
+    "[--apply]": SYNOPSIS,
 }
 
 
@@ -357,6 +368,9 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     alice_key = last_line(ok(box, ALICE_KEY))
     assert identity(box, alice_key)["principal"]["scopes"] == ["continuity:read"]
     ok(box, PURGE)
+    ok(box, EXPORT)
+    assert (box.clone / "web.jsonl").read_bytes().endswith(b'"record":"trailer"}\n')
+    assert "From beads: 4 tasks" in ok(box, IMPORT_BEADS)  # a dry run: nothing imported
 
     # A restart keeps the quick start's secrets: the key and the session still work.
     stop(server)

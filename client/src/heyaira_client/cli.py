@@ -17,6 +17,7 @@ import anyio
 
 from heyaira_client import hooks, installers
 from heyaira_client.brief import render_brief
+from heyaira_client.bundle import export_bundle
 from heyaira_client.errors import HeyAiraClientError, LostResponse, ProfileError
 from heyaira_client.failures import describe
 from heyaira_client.models import Identity
@@ -231,6 +232,18 @@ def _hook_input() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def cmd_export(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+    _run(profile, lambda h: h.verify())  # the profile's server, instance and project, first
+    if options.output:
+        with open(options.output, "wb") as out:
+            written = export_bundle(profile, out)
+        print(f"wrote {written} bytes to {options.output}", file=sys.stderr)
+    else:
+        export_bundle(profile, sys.stdout.buffer)
+        sys.stdout.flush()
+
+
 def cmd_hook_claude_code(options: argparse.Namespace) -> None:
     hook_input = _hook_input()
     timeout = hooks.hook_timeout(options.timeout)
@@ -426,6 +439,9 @@ def parser() -> argparse.ArgumentParser:
     update.add_argument("--claude-transcript", help="a Claude Code transcript (JSONL)")
     update.add_argument("--if-due", action="store_true", help="only when an update is due")
     turn.set_defaults(claude_transcript=None)
+
+    export = command("export", cmd_export, "the project's bundle (owners and admins)")
+    export.add_argument("--output", help="the file to write (default: standard output)")
 
     journal = commands.add_parser("journal", help="unfinished keyed writes")
     journal.set_defaults(handler=cmd_journal)

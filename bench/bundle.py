@@ -1,0 +1,226 @@
+"""The project bundle at scale: export and import of a project holding N memories and N audit
+events, with rows/s and each process's peak memory, at two sizes (default 10,000 and 1,000,000).
+
+Run by hand from the repository root (PostgreSQL on 127.0.0.1:5432, user postgres):
+
+    .venv/bin/python bench/bundle.py                          # 10k and 1M
+    .venv/bin/python bench/bundle.py --sizes 10000,100000     # quicker
+
+It makes an empty migrated database with the user `bench` as a template, then for each size:
+a source database from it, loaded with COPY (N memories of realistic length, N audit events
+chained as the recorder chains them); `manage.py project_export` into a file, in a process of its
+own; a target database from the template; `manage.py project_import` of that file there, in a
+process of its own. Peak memory is each process's maximum resident size (wait4), Django and all:
+flat means the 1M figure is within 2x of the 10k one. Goal: export >= 50,000 rows/s.
+The databases are dropped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+REPO = Path(__file__).resolve().parent.parent
+SERVER = "postgres://postgres@127.0.0.1:5432"
+TEMPLATE = "h_bundle_bench_template"
+SLUG = "bench"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,1000000", help="memories (and audit events)")
+    parser.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.child:
+        return _child(*options.child)
+    sizes = [int(size) for size in options.sizes.split(",")]
+    made: list[str] = []
+    try:
+        _create(TEMPLATE, made)
+        _manage(TEMPLATE, "migrate", "--verbosity", "0")
+        _manage(TEMPLATE, "shell", "-c", _USER)
+        results = [_round(size, made) for size in sizes]
+    finally:
+        for name in reversed(made):
+            _drop(name)
+    _summary(results)
+    return 0
+
+
+_USER = (
+    "from django.contrib.auth import get_user_model; "
+    "get_user_model().objects.create_user(username='bench', email='bench@example.com')"
+)
+
+
+def _round(size: int, made: list[str]) -> dict[str, Any]:
+    source, target = f"h_bundle_bench_{size}", f"h_bundle_bench_{size}_target"
+    _create(source, made, template=TEMPLATE)
+    started = time.perf_counter()
+    _run(source, "load", str(size))
+    print(f"size {size:,}: loaded in {time.perf_counter() - started:.1f} s", flush=True)
+    bundle = Path(f"/tmp/h_bundle_bench_{size}.jsonl")  # noqa: S108 (the bench's own file)
+    try:
+        export = _run(source, "export", str(bundle))
+        _drop(source)
+        made.remove(source)
+        _create(target, made, template=TEMPLATE)
+        imported = _run(target, "import", str(bundle))
+        result: dict[str, Any] = {"size": size, "bytes": bundle.stat().st_size, "export": export}
+        result["import"] = imported
+    finally:
+        bundle.unlink(missing_ok=True)
+    _drop(target)
+    made.remove(target)
+    for step in ("export", "import"):
+        figures = result[step]
+        print(
+            f"  {step}: {figures['rows']:,} rows in {figures['seconds']:.1f} s = "
+            f"{figures['rows'] / figures['seconds']:,.0f} rows/s "
+            f"({figures['rows'] / figures['cpu_s']:,.0f} rows per CPU second of the process), "
+            f"peak {figures['peak_mb']:.0f} MB",
+            flush=True,
+        )
+    return result
+
+
+def _summary(results: list[dict[str, Any]]) -> None:
+    first, last = results[0], results[-1]
+    for step in ("export", "import"):
+        ratio = last[step]["peak_mb"] / first[step]["peak_mb"]
+        print(
+            f"{step} peak memory {first['size']:,} -> {last['size']:,}: "
+            f"{first[step]['peak_mb']:.0f} MB -> {last[step]['peak_mb']:.0f} MB ({ratio:.2f}x)"
+        )
+    print(json.dumps(results))
+
+
+# --- processes ------------------------------------------------------------------------------
+
+
+def _run(database: str, *args: str) -> dict[str, Any]:
+    """This script as a child against one database; its figures and its peak memory."""
+    env = {**os.environ, **_environment(database)}
+    command = [sys.executable, __file__, "--child", *args]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, cwd=REPO)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    if status != 0:
+        raise RuntimeError(f"{args[0]} failed ({status})")
+    figures: dict[str, Any] = json.loads(output.decode().strip().splitlines()[-1])
+    figures["peak_mb"] = usage.ru_maxrss / 1024  # kilobytes on Linux
+    # On a shared machine the wall clock says how busy it is; the process's own CPU time says
+    # what the work costs this side of the database.
+    figures["cpu_s"] = usage.ru_utime + usage.ru_stime
+    return figures
+
+
+def _environment(database: str) -> dict[str, str]:
+    return {
+        "DJANGO_SETTINGS_MODULE": "heyaira.settings",
+        "DATABASE_URL": f"{SERVER}/{database}",
+        "DATABASE_POOL_SIZE": "0",
+        "DATABASE_STATEMENT_TIMEOUT_MS": "0",
+        # DEBUG off: with it on, Django keeps the text of every query (each bulk INSERT a
+        # thousand rows long), which a memory figure would count.
+        "DEBUG": "false",
+        "SECRET_KEY": "bench-secret-key-not-for-production-0123456789abcdefgh",
+        "HEYAIRA_API_KEY_PEPPER": "bench-pepper-not-for-production-0123456789abcdefghijk",
+        "HEYAIRA_INSTANCE": "bench",
+    }
+
+
+def _manage(database: str, *args: str) -> None:
+    env = {**os.environ, **_environment(database)}
+    command = [sys.executable, str(REPO / "manage.py"), *args]
+    subprocess.run(command, env=env, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+
+
+def _create(name: str, made: list[str], template: str | None = None) -> None:
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    made.append(name)
+
+
+def _drop(name: str) -> None:
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# --- the child: one step against one database -----------------------------------------------
+
+
+def _child(step: str, argument: str) -> int:
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+    figures = {"load": _load, "export": _export, "import": _import}[step](argument)
+    print(json.dumps(figures))
+    return 0
+
+
+def _load(size: str) -> dict[str, Any]:
+    from bench.audit_chain import _load as load_chain
+    from bench.fixtures import load_memories
+    from projects.services import project_create
+
+    project = project_create(slug=SLUG, name="Bench", owner_username="bench", operator="bench")
+    load_memories(slug=SLUG, target=int(size))
+    # The chain continues from project_create's events: the loader writes a whole chain, so it
+    # gets a project of its own id space; its events are what the bundle carries for that chain.
+    _move_chain_head(str(project.pk))
+    load_chain(project.pk, str(project.pk), int(size))
+    return {"loaded": int(size)}
+
+
+def _move_chain_head(chain: str) -> None:
+    """The bulk loader writes positions 1..N and the head itself: the project's own first
+    events (project_create) make way for it (triggers lifted, as the loader does)."""
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE audit_auditevent DISABLE TRIGGER USER")
+        cursor.execute("ALTER TABLE audit_auditchainhead DISABLE TRIGGER USER")
+        cursor.execute("DELETE FROM audit_auditevent WHERE chain = %s", [chain])
+        cursor.execute("DELETE FROM audit_auditchainhead WHERE chain = %s", [chain])
+        cursor.execute("ALTER TABLE audit_auditchainhead ENABLE TRIGGER USER")
+        cursor.execute("ALTER TABLE audit_auditevent ENABLE TRIGGER USER")
+        cursor.execute("ANALYZE audit_auditevent")
+
+
+def _export(path: str) -> dict[str, Any]:
+    from continuity.bundle.export import bundle_lines
+    from projects.models import Project
+
+    project = Project.objects.get(slug=SLUG)
+    started = time.perf_counter()
+    lines = 0
+    with open(path, "wb") as out:
+        for line in bundle_lines(project):
+            out.write(line)
+            lines += 1
+    return {"rows": lines - 2, "seconds": time.perf_counter() - started}
+
+
+def _import(path: str) -> dict[str, Any]:
+    from continuity.bundle.load import import_bundle
+
+    started = time.perf_counter()
+    with open(path, "rb") as bundle:
+        report = import_bundle(bundle, operator="bench")
+    return {"rows": sum(report.counts.values()), "seconds": time.perf_counter() - started}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

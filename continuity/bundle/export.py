@@ -1,0 +1,73 @@
+"""A project's bundle as a stream of lines (bytes), read in one snapshot of the database.
+
+The lines are the same for the same data, whoever asks and from where: the header's time is
+the time of the newest audit event in the bundle, not the time of the export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import connection, transaction
+
+from audit import chain as audit_chain
+from audit.models import AuditChainHead
+from continuity.bundle.format import FORMAT, VERSION, Writer, encode_time
+from continuity.bundle.records import AUDIT_EVENT, TYPES, audit_events
+from projects.models import Project
+
+LINES_PER_CHUNK = 500
+
+
+def bundle_lines(project: Project) -> Iterator[bytes]:
+    """The bundle, line by line, in constant memory. Reads run in one transaction (REPEATABLE
+    READ on PostgreSQL) so that the counts, the records and the audit chain agree."""
+    # Inside someone else's transaction (a test's) its snapshot is the one there is.
+    own = not connection.in_atomic_block
+    with transaction.atomic():
+        if own and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        writer = Writer()
+        yield writer.header(_header(project))
+        for kind in TYPES:
+            for document in kind.read(project):
+                yield writer.record(kind.name, document)
+        for event in audit_events(project):
+            yield writer.record(AUDIT_EVENT, event)
+        yield writer.trailer()
+
+
+def _header(project: Project) -> dict[str, Any]:
+    chain = audit_chain.chain_of(project.pk)
+    head = AuditChainHead.objects.filter(chain=chain).values_list("seq", "last_time").first()
+    counts = {kind.name: kind.queryset(project).count() for kind in TYPES}
+    counts[AUDIT_EVENT] = head[0] if head else 0
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "instance": settings.HEYAIRA_INSTANCE,
+        "project": {"id": str(project.pk), "slug": project.slug, "name": project.name},
+        "as_of": encode_time(head[1] if head else project.updated_at),
+        "counts": counts,
+    }
+
+
+def _take(lines: Iterator[bytes]) -> bytes:
+    return b"".join(line for _, line in zip(range(LINES_PER_CHUNK), lines, strict=False))
+
+
+async def streamed(lines: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """A response body for the ASGI server: the lines read a chunk at a time in the request's
+    own thread, so their transaction and cursor stay on one connection, and each chunk is sent
+    as it comes (Django reads a sync iterator whole into memory under ASGI)."""
+    try:
+        while chunk := await sync_to_async(_take, thread_sensitive=True)(lines):
+            yield chunk
+    finally:
+        close = getattr(lines, "close", None)
+        if close is not None:
+            await sync_to_async(close, thread_sensitive=True)()
