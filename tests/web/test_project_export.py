@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from audit.models import AuditEvent
-from tests.bundle.conftest import export_bytes
+from tests.continuity.bundle.conftest import export_bytes
 from tests.factories import World
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import warnings
 import pytest
 
 from audit.models import AuditEvent
-from tests.api.helpers import api_for, error_of
-from tests.bundle.conftest import export_bytes
+from tests.continuity.api.helpers import api_for, error_of
+from tests.continuity.bundle.conftest import export_bytes
 from tests.factories import World
 
 pytestmark = pytest.mark.django_db

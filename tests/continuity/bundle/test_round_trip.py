@@ -13,8 +13,8 @@ import pytest
 from django.core.management import call_command
 
 from continuity.models import Memory, Task
-from tests.api.helpers import api_for
-from tests.bundle.conftest import export_bytes
+from tests.continuity.api.helpers import api_for
+from tests.continuity.bundle.conftest import export_bytes
 from tests.core.live_calls import call_tool
 from tests.factories import World
 from tests.live import LiveServer

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from audit.models import AuditEvent
 from continuity.models import Memory, Task
 from projects.models import Project
-from tests.bundle.conftest import export_bytes, vanish
+from tests.continuity.bundle.conftest import export_bytes, vanish
 from tests.factories import World
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from continuity.models import Memory
 from projects.callers import operator_caller
 from projects.models import Project, Repository
 from projects.services import project_delete
-from tests.bundle.projects import fill
+from tests.continuity.bundle.projects import fill
 from tests.factories import World
 from tests.live import asgi_server  # noqa: F401  (the live-server fixture)
 

@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from continuity.bundle.records import NAMES
-from tests.bundle.conftest import export_bytes
+from tests.continuity.bundle.conftest import export_bytes
 from tests.factories import World
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "bundle"

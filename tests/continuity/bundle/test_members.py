@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from projects.models import Membership, Project
-from tests.bundle.conftest import export_bytes, vanish
+from tests.continuity.bundle.conftest import export_bytes, vanish
 from tests.factories import World
 
 pytestmark = pytest.mark.django_db
