@@ -87,8 +87,8 @@ ALICE_KEY = (
 PURGE = "python manage.py purge_idempotency"
 EXPORT = "python manage.py project_export web --output web.jsonl"
 IMPORT_BEADS = (
-    "python manage.py project_import --from beads tests/continuity/bundle/samples/beads/issues.jsonl "
-    "--slug web-issues"
+    "python manage.py project_import --from beads "
+    "tests/continuity/bundle/samples/beads/issues.jsonl --slug web-issues"
 )
 CHANGE_PASSWORD = "python manage.py changepassword owner"
 PIP_INSTALL = "pip install ./client"
