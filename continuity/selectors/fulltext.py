@@ -26,6 +26,7 @@ Params = list[str | int | uuid.UUID]
 # Enough to rank well, few enough that ranking them is cheap (docs/scaling.md measures it).
 SEARCH_CANDIDATES = 500
 PREVIEW_SOURCE_CHARACTERS = 600
+RANKED_TERMS = 16
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def _datetime(value: str) -> datetime:
 
 _POSTGRESQL = """
 WITH best AS (
-    SELECT id, created_at, ts_rank(search_vector, {exact}) AS rank
+    SELECT id, created_at, ts_rank(search_vector, {ranked}) AS rank
     FROM continuity_memory_search_candidates({scope} && {lookup}, %s)
     WHERE search_vector @@ {exact}
     ORDER BY rank DESC, created_at DESC, id DESC
@@ -96,16 +97,18 @@ def _postgresql(
     """`lookup` is what the GIN index answers exactly, with no row to recheck: phrases become
     their words (the index knows no word order) and excluded phrases are left out. `scope`
     names the project (and kind) by their terms in the vector (migration 0005). `exact` is the
-    query itself, checked on the candidates only."""
+    query itself, checked on the candidates only. `ranked` is what ranks them."""
     lookup_sql, lookup_params = _tsquery(terms, exact=False)
     exact_sql, exact_params = _tsquery(terms, exact=True)
+    ranked_sql, ranked_params = _ranked(terms)
     scope = [f"project {project_id}"] + ([f"kind {kind}"] if kind else [])
     sql = _POSTGRESQL.format(
+        ranked=ranked_sql,
         exact=exact_sql,
         scope="(" + " && ".join(["tsquery(quote_literal(%s))"] * len(scope)) + ")",
         lookup=lookup_sql,
     )
-    params: Params = [*exact_params, *scope, *lookup_params, SEARCH_CANDIDATES]
+    params: Params = [*ranked_params, *scope, *lookup_params, SEARCH_CANDIDATES]
     params += [*exact_params, limit, PREVIEW_SOURCE_CHARACTERS, project_id]
     return sql, params
 
@@ -122,6 +125,17 @@ def _tsquery(terms: SearchTerms, *, exact: bool) -> tuple[str, Params]:
             params.append(term.source)
         alternatives.append("(" + " && ".join(parts) + ")")
     return "(" + " || ".join(alternatives) + ")", params
+
+
+def _ranked(terms: SearchTerms) -> tuple[str, Params]:
+    """The wanted terms as alternatives: ts_rank then weighs each word's occurrences by itself
+    (for one word, exactly as the query would). Ranked as an AND, it would weigh every pair of
+    occurrences of every pair of words: quadratic, seconds for a long query over long
+    memories. At most RANKED_TERMS terms count."""
+    wanted = [term for alternative in terms.alternatives for term in alternative]
+    wanted = [term for term in wanted if not term.excluded][:RANKED_TERMS]
+    sql = " || ".join(["plainto_tsquery('english'::regconfig, %s)"] * len(wanted))
+    return f"({sql})", [term.source for term in wanted]
 
 
 def _tsquery_term(term: Term, *, exact: bool) -> str:
