@@ -179,3 +179,34 @@ def test_sqlite_reads_the_fts5_index_and_memories_by_rowid_only(world: World, qu
     assert any("VIRTUAL TABLE INDEX" in step for step in plan), plan
     scans = [step for step in plan if step.startswith("SCAN") and "VIRTUAL TABLE" not in step]
     assert all("candidates" in step for step in scans), plan
+
+
+@sqlite_only
+@pytest.mark.django_db
+def test_sqlite_keeps_the_fts5_triggers_after_every_migration():
+    """A later migration that rebuilds continuity_memory on SQLite (an AlterField does) drops
+    its triggers with the old table, and the index would silently stop following the memories:
+    such a migration must create them again (as 0005 does) and rebuild the index."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s",
+            ["continuity_memory"],
+        )
+        triggers = {name for (name,) in cursor.fetchall()}
+    assert {
+        "continuity_memory_fts_insert",
+        "continuity_memory_fts_delete",
+        "continuity_memory_fts_update",
+    } <= triggers
+
+
+@sqlite_only
+@pytest.mark.django_db
+def test_sqlite_index_follows_deleted_memories(world: World):
+    _load(world)
+    Memory.objects.filter(project=world.alpha, content__contains="kestrel").delete()
+    assert _ids(world, "kestrel") == []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO continuity_memory_fts (continuity_memory_fts) VALUES ('integrity-check')"
+        )
