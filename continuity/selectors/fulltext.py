@@ -24,7 +24,7 @@ from continuity.search_terms import SearchTerms, Term
 Params = list[str | int | uuid.UUID]
 
 # Enough to rank well, few enough that ranking them is cheap (docs/scaling.md measures it).
-SEARCH_CANDIDATES = 500
+SEARCH_CANDIDATES = 200
 PREVIEW_SOURCE_CHARACTERS = 600
 RANKED_TERMS = 16
 
@@ -81,7 +81,7 @@ _POSTGRESQL = """
 WITH best AS (
     SELECT id, created_at, ts_rank(search_vector, {ranked}) AS rank
     FROM continuity_memory_search_candidates({scope} && {lookup}, %s)
-    WHERE search_vector @@ {exact}
+    {exact}
     ORDER BY rank DESC, created_at DESC, id DESC
     LIMIT %s
 )
@@ -99,12 +99,15 @@ def _postgresql(
     names the project (and kind) by their terms in the vector (migration 0005). `exact` is the
     query itself, checked on the candidates only. `ranked` is what ranks them."""
     lookup_sql, lookup_params = _tsquery(terms, exact=False)
-    exact_sql, exact_params = _tsquery(terms, exact=True)
+    # Without phrases the lookup is the query: each candidate matches, and checking it again
+    # would only decompress its vector once more.
+    phrases = any(term.phrase for alternative in terms.alternatives for term in alternative)
+    exact_sql, exact_params = _tsquery(terms, exact=True) if phrases else ("", [])
     ranked_sql, ranked_params = _ranked(terms)
     scope = [f"project {project_id}"] + ([f"kind {kind}"] if kind else [])
     sql = _POSTGRESQL.format(
         ranked=ranked_sql,
-        exact=exact_sql,
+        exact=f"WHERE search_vector @@ {exact_sql}" if phrases else "",
         scope="(" + " && ".join(["tsquery(quote_literal(%s))"] * len(scope)) + ")",
         lookup=lookup_sql,
     )
