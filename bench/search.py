@@ -172,7 +172,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--database", choices=("postgresql", "sqlite"), default="postgresql")
     parser.add_argument("--sizes", help="COUNT:CHARACTERS,...")
     parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--time-limit", type=float, default=1800, help="seconds, all in all")
+    parser.add_argument("--time-limit", type=float, default=3600, help="seconds, loads included")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--db-name", default="heyaira_bench_search")
     parser.add_argument("--keep-database", action="store_true")
