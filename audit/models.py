@@ -61,6 +61,18 @@ class AuditEvent(models.Model):
         indexes = [
             models.Index(fields=["project_id", "-occurred_at"], name="audit_project_time"),
             models.Index(fields=["project_id", "operation"], name="audit_project_operation"),
+            # The audit list's target and actor filters (an actor is a label or an id), newest
+            # first within each; built concurrently on PostgreSQL (migration 0007).
+            models.Index(
+                fields=["project_id", "target_id", "-occurred_at"], name="audit_project_target"
+            ),
+            models.Index(
+                fields=["project_id", "actor_label", "-occurred_at"],
+                name="audit_project_actor_label",
+            ),
+            models.Index(
+                fields=["project_id", "actor_id", "-occurred_at"], name="audit_project_actor_id"
+            ),
             models.Index(fields=["request_id"], name="audit_request"),
         ]
         constraints = [

@@ -20,3 +20,15 @@ class PostgresOnlyAddIndex(migrations.AddIndex):
     def database_backwards(self, app_label: str, schema_editor: Any, *args: Any) -> None:
         if schema_editor.connection.vendor == "postgresql":
             super().database_backwards(app_label, schema_editor, *args)
+
+
+class PostgresOnlyRemoveIndex(migrations.RemoveIndex):
+    """RemoveIndex of an index made by PostgresOnlyAddIndex; a no-op on other databases."""
+
+    def database_forwards(self, app_label: str, schema_editor: Any, *args: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            super().database_forwards(app_label, schema_editor, *args)
+
+    def database_backwards(self, app_label: str, schema_editor: Any, *args: Any) -> None:
+        if schema_editor.connection.vendor == "postgresql":
+            super().database_backwards(app_label, schema_editor, *args)

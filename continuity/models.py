@@ -8,19 +8,12 @@ from __future__ import annotations
 
 import uuid
 
-from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVector
 from django.db import models
 
 from projects.models import Project
 
 MEMORY_CONTENT_MAX = 16_000
 STATE_BODY_MAX = 12_000
-
-
-# What memory_search matches, and the expression of its GIN index on PostgreSQL: the query must
-# use this very expression for the index to apply.
-MEMORY_SEARCH_VECTOR = SearchVector("title", "content", "rationale", config="english")
 
 
 class MemoryKind(models.TextChoices):
@@ -51,7 +44,12 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 
 
 class Memory(models.Model):
-    """An accepted decision (with rationale and source) or a durable note. Immutable."""
+    """An accepted decision (with rationale and source) or a durable note. Immutable.
+
+    Its full-text index lives beside the model, made by migration 0005: on PostgreSQL a stored
+    tsvector column (search_vector) with a GIN index on (project_id, search_vector), on SQLite
+    the FTS5 table continuity_memory_fts. Only memory_search's SQL reads them.
+    """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
@@ -79,8 +77,6 @@ class Memory(models.Model):
         indexes = [
             models.Index(fields=["project", "-created_at"], name="memory_project_newest"),
             models.Index(fields=["project", "kind", "-created_at"], name="memory_project_kind"),
-            # Created on PostgreSQL only (see continuity.migration_operations).
-            GinIndex(MEMORY_SEARCH_VECTOR, name="memory_search_vector"),
         ]
         constraints = [
             models.CheckConstraint(
