@@ -40,11 +40,9 @@ def run_once(
     """Run `create` unless this key was used before; must be called inside the transaction.
 
     The record is inserted first, before any work. Concurrent first uses of one key then meet at
-    the unique constraint: PostgreSQL makes the later inserts wait for the first transaction, and
-    once it commits they find the key taken and replay its result (or conflict) instead of
-    creating a second row. ON CONFLICT DO NOTHING reports the taken key without an error, so no
-    savepoint is needed around it.
-    """
+    the unique constraint: PostgreSQL makes the later inserts wait for the first transaction,
+    which once committed they replay (or conflict with) instead of creating a second row. ON
+    CONFLICT DO NOTHING reports the taken key without an error: no savepoint is needed."""
     key: str | None = getattr(args, "idempotency_key", None)
     if key is None:
         return create()
@@ -60,8 +58,7 @@ def run_once(
             raise IdempotencyConflict()
         note.outcome = Outcome.REPLAYED
         note.target(target_type, _result_id(existing.result))
-        # Stored as the JSON it was sent as; read back, it is sent as the same bytes.
-        return result_model.model_validate(existing.result)
+        return result_model.model_validate(existing.result)  # sent again as the same JSON
     result = create()
     # By project too: on a database distributed by project that routes it to one shard.
     update_rows(

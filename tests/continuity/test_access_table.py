@@ -23,7 +23,7 @@ from continuity.selectors import (
 )
 from continuity.services import memory_add, state_put, task_claim_next, task_create, task_update
 from core.access import CredentialKind
-from tests.continuity.helpers import add_note, last_audit, new_task, outcome, rejected
+from tests.continuity.helpers import add_note, as_json, last_audit, new_task, outcome, rejected
 from tests.factories import World, wc
 
 ROLES = ("owner", "admin", "contributor", "viewer")
@@ -176,7 +176,7 @@ def test_a_write_only_credential_can_write(world: World, operation: str) -> None
     seed = _seed(world)
     service, arguments = WRITES[operation]
     caller = world.caller("contributor", scopes={WRITE})
-    assert isinstance(service(caller, **arguments(caller, seed)), dict)
+    assert isinstance(as_json(service(caller, **arguments(caller, seed))), dict)
 
 
 @pytest.mark.parametrize("operation", [*READS, *WRITES])
@@ -201,7 +201,7 @@ def test_a_signed_in_person_acts_by_role_alone(world: World, operation: str) -> 
     seed = _seed(world)
     service, arguments = WRITES[operation]
     contributor = world.caller("contributor", scopes=set(), kind=CredentialKind.SESSION)
-    assert isinstance(service(contributor, **arguments(contributor, seed)), dict)
+    assert isinstance(as_json(service(contributor, **arguments(contributor, seed))), dict)
     viewer = world.caller("viewer", kind=CredentialKind.SESSION)
     rejected("forbidden", service, viewer, **arguments(viewer, seed))
 

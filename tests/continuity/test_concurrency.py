@@ -18,7 +18,7 @@ from continuity.models import IdempotencyRecord, Memory, StateVersion, Task, Wor
 from continuity.services import memory_add, state_put, task_update
 from core.access import Caller
 from core.errors import HeyAiraError
-from tests.continuity.helpers import Crew, add_decision, new_task, receipt
+from tests.continuity.helpers import Crew, add_decision, as_json, new_task, receipt
 from tests.factories import World, wc
 from tests.live import behind_pgbouncer, maintenance_connection
 
@@ -69,9 +69,9 @@ def _wait_for_other_connections_to_end(limit: float = 15.0) -> None:
 
 
 def _try(service: Any, caller: Caller, **arguments: Any) -> tuple[str, Any]:
-    """("ok", result) or (error code, error details)."""
+    """("ok", the result as sent) or (error code, error details)."""
     try:
-        return "ok", service(caller, **arguments)
+        return "ok", as_json(service(caller, **arguments))
     except HeyAiraError as error:
         return error.code, error.details
 
