@@ -125,3 +125,40 @@ def test_a_role_that_does_not_allow_the_tool_is_no_step_up(transactional_db):
     result = answer.json()["result"]
     assert result["isError"] is True
     assert result["structuredContent"]["error"]["code"] == "forbidden"
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "step-up-test", "version": "1"},
+}
+
+
+def test_a_2026_write_with_a_read_only_key_is_the_same_step_up(transactional_db):
+    """At 2026-07-28 the SDK serves the envelope; the step-up is still the Operation's, asked
+    before the SDK sees the request: the same 403 and the same single audit row."""
+    world = build_world()
+    secret = read_only_key(world, world.owner)
+    request_id = uuid.uuid4().hex
+    params = {**WRITE_CALL["params"], "_meta": MODERN_META}
+    headers = {
+        **MCP_HEADERS,
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "memory_add",
+        "Authorization": f"Bearer {secret}",
+        "X-Request-ID": request_id,
+    }
+    with in_process_server() as server:
+        answer = server.post({**WRITE_CALL, "params": params}, headers)
+        read = server.post(
+            {**WRITE_CALL, "params": {"name": "server_identity", "_meta": MODERN_META}},
+            {**headers, "Mcp-Name": "server_identity", "X-Request-ID": uuid.uuid4().hex},
+        )
+    assert answer.status_code == 403
+    assert scope_of(answer.headers["www-authenticate"]) == "continuity:read continuity:write"
+    assert answer.json()["error"]["required_scopes"] == ["continuity:write"]
+    expected = [("memory_add", "rejected", "forbidden", "scope", "continuity:write")]
+    assert rows(request_id) == expected
+    assert read.status_code == 200
+    assert read.json()["result"]["structuredContent"]["write_context"]
