@@ -45,7 +45,7 @@ def rows(request_id: str) -> list[tuple[str, str, str, str, str]]:
     ]
 
 
-WRITE_CALL = {
+WRITE_CALL: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "tools/call",
