@@ -21,6 +21,7 @@ from continuity.api import http
 from continuity.api.errors import STATUS_BY_CODE
 from continuity.api.routes import Route
 from core.errors import ERROR_CODES
+from core.validation import PRINTABLE_ID_PATTERN
 
 REF = "#/components/schemas/{model}"
 ERROR = "Error"
@@ -130,7 +131,9 @@ def _header_parameters(route: Route) -> list[dict[str, Any]]:
         tag = {"type": "string", "pattern": http.ENTITY_TAG_PATTERNS[route.if_match]}
         headers.append(_parameter("If-Match", "header", tag, route.if_match == "required"))
     if route.spec.idempotent:
-        key = {"type": "string", "minLength": 1, "maxLength": 200}
+        # The same rule the input model holds the key to, so a generated client sends no key
+        # the server refuses.
+        key = {"type": "string", "minLength": 1, "maxLength": 200, "pattern": PRINTABLE_ID_PATTERN}
         headers.append(_parameter(http.IDEMPOTENCY_HEADER, "header", key, False))
     return headers
 
