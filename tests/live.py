@@ -161,8 +161,8 @@ def _manage(env: dict[str, str], *args: str) -> str:
 _templates: dict[str, str] = {}
 
 
-# Django's backend, or ours behind PgBouncer (heyaira.pgbouncer).
-POSTGRES_ENGINES = ("django.db.backends.postgresql", "heyaira.pgbouncer")
+# Django's backend, or ours behind PgBouncer (runtime.pgbouncer).
+POSTGRES_ENGINES = ("django.db.backends.postgresql", "runtime.pgbouncer")
 
 
 def _postgres() -> bool:
@@ -274,7 +274,7 @@ def direct_port() -> str | None:
 
 
 def behind_pgbouncer() -> bool:
-    return bool(settings.DATABASES["default"]["ENGINE"] == "heyaira.pgbouncer")
+    return bool(settings.DATABASES["default"]["ENGINE"] == "runtime.pgbouncer")
 
 
 def start_live_server(
@@ -296,7 +296,7 @@ def start_live_server(
     if gunicorn:
         # From the repository, so that gunicorn reads gunicorn.conf.py as in production.
         command = [str(Path(sys.executable).parent / "gunicorn"), "heyaira.asgi:application"]
-        command += ["-k", "heyaira.workers.BalancedUvicornWorker", "--bind", f"127.0.0.1:{port}"]
+        command += ["-k", "runtime.workers.BalancedUvicornWorker", "--bind", f"127.0.0.1:{port}"]
     else:
         # uvicorn's own X-Forwarded-For trust stays off: HEYAIRA_TRUSTED_PROXIES decides.
         command = [sys.executable, "-m", "uvicorn", "heyaira.asgi:application"]

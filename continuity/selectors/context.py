@@ -1,6 +1,6 @@
 """continuity_context: the bounded, read-only recovery index a new session reads once.
 
-Its size and its number of SQL queries do not grow with the data (DESIGN section 5): every list
+Its size and its number of SQL queries do not grow with the data (docs/architecture.md): every list
 has a hard limit, long texts are read only as a prefix, and the JSON is fitted to a byte budget
 (continuity.budget).
 """
@@ -17,7 +17,8 @@ from audit.recorder import AuditNote
 from continuity.budget import Preview, clip_chars, fit, one_line
 from continuity.inputs import ContinuityContextInput
 from continuity.models import OPEN_STATUSES, Memory, MemoryKind, StateVersion, Task, WorkReceipt
-from continuity.presenters import rfc3339, test_tally
+from continuity.outputs import ContextOut, rfc3339
+from continuity.presenters import test_tally
 from continuity.readiness import ready_tasks, split_ids, with_waiting
 from core.access import Caller, Capability
 from core.operations import operation
@@ -47,9 +48,7 @@ _HEAD = 2 * PREVIEW_CHARS
     input_model=ContinuityContextInput,
     writes=False,
 )
-def continuity_context(
-    caller: Caller, args: ContinuityContextInput, note: AuditNote
-) -> dict[str, Any]:
+def continuity_context(caller: Caller, args: ContinuityContextInput, note: AuditNote) -> ContextOut:
     """The newest memories, open tasks (ready ones first, oldest first: the order
     task_claim_next takes them in), newest receipts and running summary, in one bounded
     response with ids to follow."""
@@ -71,7 +70,8 @@ def continuity_context(
         },
         "counts": counts,
     }
-    return fit(response, budget_for(limits))
+    # Built as JSON first: the previews are cut to what the JSON's byte budget leaves them.
+    return ContextOut.model_validate(fit(response, budget_for(limits)))
 
 
 def budget_for(limits: dict[str, int]) -> int:

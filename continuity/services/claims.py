@@ -10,7 +10,8 @@ from django.utils import timezone
 from audit.recorder import AuditNote
 from continuity.inputs import TaskClaimNextInput
 from continuity.models import Task, TaskStatus
-from continuity.presenters import task_json
+from continuity.outputs import TaskClaimOut
+from continuity.presenters import task_out
 from continuity.readiness import ready_tasks, with_readiness
 from continuity.services.idempotency import keyed
 from core.access import Caller, Capability
@@ -26,15 +27,15 @@ _CLAIM_ATTEMPTS = 8
     "task_claim_next",
     capability=Capability.WRITE,
     input_model=TaskClaimNextInput,
-    once=keyed(target_type="task"),
+    once=keyed(TaskClaimOut, target_type="task"),
 )
-def task_claim_next(caller: Caller, args: TaskClaimNextInput, note: AuditNote) -> dict[str, Any]:
+def task_claim_next(caller: Caller, args: TaskClaimNextInput, note: AuditNote) -> TaskClaimOut:
     """Claim the oldest ready task: todo -> in_progress, version + 1, the caller its last mover.
     Nothing ready is an answer, not an error: {"task": null}."""
     for _ in range(_CLAIM_ATTEMPTS):
         candidate = _oldest_ready(caller)
         if candidate is None:
-            return {"task": None}
+            return TaskClaimOut(task=None)
         task_id, version = candidate
         # Compare-and-set. On PostgreSQL the row is ours already (FOR UPDATE); this statement's
         # fresh snapshot re-checks readiness, in case a dependency was added after the row was
@@ -51,7 +52,7 @@ def task_claim_next(caller: Caller, args: TaskClaimNextInput, note: AuditNote) -
         )
         if claimed:
             note.target("task", task_id)
-            return {"task": task_json(with_readiness(Task.objects.all()).get(pk=task_id))}
+            return TaskClaimOut(task=task_out(with_readiness(Task.objects.all()).get(pk=task_id)))
     raise Unavailable("Other sessions are claiming the same tasks; retry in a moment.")
 
 

@@ -13,7 +13,8 @@ from continuity.inputs import (
     WorkReceiptInput,
 )
 from continuity.models import OPEN_STATUSES, TRANSITIONS, Task, WorkReceipt
-from continuity.presenters import receipt_json, task_ack_json, task_json
+from continuity.outputs import TaskAckOut, TaskUpdateOut
+from continuity.presenters import receipt_out, task_ack_out, task_out
 from continuity.readiness import READINESS, with_readiness
 from continuity.services.dependencies import set_blocked_by
 from continuity.services.idempotency import keyed
@@ -38,9 +39,9 @@ FINAL = frozenset(status for status, moves in TRANSITIONS.items() if not moves)
     "task_create",
     capability=Capability.WRITE,
     input_model=TaskCreateInput,
-    once=keyed(target_type="task"),
+    once=keyed(TaskAckOut, target_type="task"),
 )
-def task_create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> dict[str, Any]:
+def task_create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> TaskAckOut:
     """Create a task: a stable goal (title, description) and its first handoff state."""
     task = Task.objects.create(
         project=caller.project,
@@ -54,11 +55,11 @@ def task_create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> dict[
     )
     note.target("task", task.pk)
     set_blocked_by(caller, task, args.blocked_by, new=True)
-    return task_ack_json(task)
+    return task_ack_out(task)
 
 
 @operation("task_update", capability=Capability.WRITE, input_model=TaskUpdateInput)
-def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[str, Any]:
+def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> TaskUpdateOut:
     """Compare-and-set the handoff on `version`, with the optional work receipt, atomically.
 
     The success path is two statements: the UPDATE ... RETURNING (its WHERE holds every
@@ -94,7 +95,7 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[
     receipt = None
     if args.work_receipt is not None:
         receipt = _receipt(caller, task, args.work_receipt)
-    return {"task": task_json(task), "receipt": receipt_json(receipt) if receipt else None}
+    return TaskUpdateOut(task=task_out(task), receipt=receipt_out(receipt) if receipt else None)
 
 
 def _receipt(caller: Caller, task: Task, given: WorkReceiptInput) -> WorkReceipt:

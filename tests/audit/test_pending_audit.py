@@ -13,9 +13,9 @@ from django.test import Client as DjangoClient
 
 from audit import recorder
 from audit.models import AuditEvent
-from continuity.mcp.orm import run_orm
 from continuity.selectors import server_identity
 from identity import authn
+from runtime.orm import run_orm
 from tests.factories import World, build_world
 
 

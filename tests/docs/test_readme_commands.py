@@ -76,7 +76,7 @@ CREATEDB = "createdb -h 127.0.0.1 -U postgres heyaira"
 PG_RUN = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/heyaira make run"
 PG_TEST = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/heyaira make test"
 GUNICORN = (
-    ".venv/bin/gunicorn heyaira.asgi:application -k heyaira.workers.BalancedUvicornWorker -w 2 "
+    ".venv/bin/gunicorn heyaira.asgi:application -k runtime.workers.BalancedUvicornWorker -w 2 "
     "--bind 127.0.0.1:8000"
 )
 CREATE_PROJECT = 'python manage.py create_project web --name "Web app" --owner owner'
@@ -374,7 +374,7 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     injected = json.loads(hook.stdout)["hookSpecificOutput"]
     assert injected["hookEventName"] == "SessionStart"
     assert injected["additionalContext"].startswith("# HeyAira: Demo project (demo)")
-    box.ran.extend(CLIENT_SESSION)
+    box.ran.extend([*CLIENT_SESSION, HOOK_FORM])
 
     # Operator commands, in the README's order.
     ok(box, CREATE_PROJECT)

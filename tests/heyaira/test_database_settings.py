@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from django.db import close_old_connections, connection
 
-from continuity.mcp.orm import run_orm
 from heyaira.envconfig import ConfigError, DatabaseLimits, database_from_url, database_limits
+from runtime.orm import run_orm
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 

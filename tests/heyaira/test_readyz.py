@@ -1,4 +1,4 @@
-"""/readyz says whether the database answers (DESIGN section 6), in bounded time, while /healthz
+"""/readyz says whether the database answers (docs/operating.md), in bounded time, while /healthz
 stays liveness. With the database gone, /mcp and REST still answer in the contract's terms:
 `unavailable` as a tool error or a JSON-RPC error (never a 5xx), 503 with Retry-After on REST,
 and the refusals that could not be audited are logged when the process ends."""

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from heyaira import pool_checks
 from heyaira.envconfig import ConfigError, database_from_url, env_bool, env_int, env_list
+from runtime import pool_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -47,7 +47,7 @@ def _commands() -> dict[str, list[str]]:
         "gunicorn": [
             str(BIN / "gunicorn"),
             "heyaira.asgi:application",
-            *("-k", "heyaira.workers.BalancedUvicornWorker", "-w", "2"),
+            *("-k", "runtime.workers.BalancedUvicornWorker", "-w", "2"),
             *("--bind", f"127.0.0.1:{port}"),
         ],
     }

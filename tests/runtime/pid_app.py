@@ -1,6 +1,6 @@
 """An ASGI application that answers every request with the pid of the worker serving it: which
 worker holds a connection is what the balanced worker's tests look at. At /heap: the worker's
-garbage-collector settings (heyaira.heap), as "<frozen objects> <youngest threshold>"."""
+garbage-collector settings (runtime.heap), as "<frozen objects> <youngest threshold>"."""
 
 from __future__ import annotations
 

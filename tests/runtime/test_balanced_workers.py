@@ -1,6 +1,6 @@
-"""heyaira.workers.BalancedUvicornWorker under a real gunicorn master with two workers: new
+"""runtime.workers.BalancedUvicornWorker under a real gunicorn master with two workers: new
 connections go to the worker holding the fewest, also after connections close and after a worker
-is killed; and the table of counts they share (heyaira.worker_loads)."""
+is killed; and the table of counts they share (runtime.worker_loads)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from heyaira import heap
-from heyaira.worker_loads import WorkerLoads
+from runtime import heap
+from runtime.worker_loads import WorkerLoads
 from tests.live import free_port, once_in_ci
 
 pytestmark = once_in_ci(
@@ -32,7 +32,7 @@ class Gunicorn:
         self.port = free_port()
         self.log = tmp_path / "gunicorn.log"
         command = [str(Path(sys.executable).parent / "gunicorn"), "tests.runtime.pid_app:app"]
-        command += ["-k", "heyaira.workers.BalancedUvicornWorker", "-w", str(workers)]
+        command += ["-k", "runtime.workers.BalancedUvicornWorker", "-w", str(workers)]
         command += ["--bind", f"127.0.0.1:{self.port}", "--graceful-timeout", "5"]
         with self.log.open("wb") as output:
             self.process = subprocess.Popen(

@@ -1,4 +1,4 @@
-"""The pool's check before handing out a connection (heyaira.pool_checks): no round trip for
+"""The pool's check before handing out a connection (runtime.pool_checks): no round trip for
 one given back a moment ago, the full check for one that sat idle, and a dead one is found."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 from django.db import connection
 from psycopg_pool import ConnectionPool
 
-from heyaira import pool_checks
+from core.framework_internals import pool_check
+from runtime import pool_checks
 from tests.live import direct_port, maintenance_connection
 
 pytestmark = pytest.mark.postgres
@@ -84,7 +85,7 @@ def test_the_served_application_gives_a_pool_made_as_django_makes_it_this_check(
     pool.open(wait=True)
     try:
         pool_checks.use_fresh_check(sender=None, connection=SimpleNamespace(pool=pool))
-        assert pool._check is pool_checks.check_unless_fresh
+        assert pool_check(pool) is pool_checks.check_unless_fresh
         with pool.connection() as first:
             pid = first.info.backend_pid
         # Given back a moment ago: handed out again without a round trip, its backend intact.

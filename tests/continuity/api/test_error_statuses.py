@@ -1,5 +1,5 @@
-"""Every pinned error code answers with DESIGN section 5's REST status, in the MCP error body,
-and is audited with its code."""
+"""Every pinned error code answers with its REST status (docs/architecture.md, "Error codes"), in
+the MCP error body, and is audited with its code."""
 
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ class Session:
 
 
 def play(session: Session, over: str) -> list[tuple[str, Any]]:
-    """The session of DESIGN section 5's recovery protocol, with every refusal in it."""
+    """A session of the recovery protocol (docs/architecture.md), with every refusal in it."""
 
     def call(tool: str, args: dict[str, Any], method: str, path: str, **http: Any) -> Any:
         writes = method in ("POST", "PATCH", "PUT")

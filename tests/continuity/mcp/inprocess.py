@@ -4,7 +4,7 @@
 entered, on an event loop in a background thread, and `send` hands it one request through an
 `httpx2.ASGITransport`: no sockets, no subprocess, so a few hundred requests take seconds, and
 synchronous code (a hypothesis test) can drive it. The ORM work runs in worker threads exactly
-as in production (`continuity.mcp.orm.run_orm`), so tests need the `transactional_db` fixture
+as in production (`runtime.orm.run_orm`), so tests need the `transactional_db` fixture
 (data committed, visible to those threads).
 """
 

@@ -1,7 +1,8 @@
-"""A tools/call answered by continuity.mcp.direct gets exactly the answer the SDK's session
-manager gives the same request: status, headers that matter and body, byte for byte, at every
-handshake-era revision, for results, tool errors, refusals and a call without arguments. What
-the direct path leaves alone (the 2026 era, a request the SDK refuses) still reaches the SDK."""
+"""A tools/call the endpoint answers itself (continuity.mcp.wire) gets exactly the answer the
+SDK's session manager gives the same request: status, headers that matter and body, byte for
+byte, at every handshake-era revision, for results, tool errors, refusals and a call without
+arguments. What the endpoint leaves alone (the 2026 era, a request the SDK refuses) still
+reaches the SDK."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from continuity.mcp import asgi, direct, jsonrpc
+from continuity.mcp import asgi, jsonrpc, wire
 from projects.api_keys import api_key_create
 from projects.callers import operator_caller
 from tests.continuity.mcp.inprocess import InProcessServer, in_process_server
@@ -81,16 +82,16 @@ def through_both(
     two requests the direct path took."""
     taken = []
 
-    def counted(envelope: jsonrpc.Envelope) -> direct.DirectCall | None:
-        found = direct.direct_call(envelope)
+    def counted(envelope: jsonrpc.Envelope) -> wire.HandshakeCall | None:
+        found = wire.handshake_call(envelope)
         taken.append(found is not None)
         return found
 
     with monkeypatch.context() as patched:
-        patched.setattr(asgi, "direct_call", counted)
+        patched.setattr(asgi, "handshake_call", counted)
         directly = answer(server, body, headers)
     with monkeypatch.context() as patched:
-        patched.setattr(asgi, "direct_call", lambda envelope: taken.append(False))
+        patched.setattr(asgi, "handshake_call", lambda envelope: taken.append(False))
         by_sdk = answer(server, body, headers)
     return directly, by_sdk, sum(taken)
 
@@ -141,14 +142,14 @@ def envelope(body: bytes, version: str | None) -> jsonrpc.Envelope:
 
 
 def test_what_the_direct_path_leaves_to_the_sdk():
-    assert direct.direct_call(envelope(call("server_identity", {}), "2025-11-25")) is not None
+    assert wire.handshake_call(envelope(call("server_identity", {}), "2025-11-25")) is not None
     # The 2026 era has its own rules (headers, _meta): the SDK serves it.
-    assert direct.direct_call(envelope(call("server_identity", {}), "2026-07-28")) is None
+    assert wire.handshake_call(envelope(call("server_identity", {}), "2026-07-28")) is None
     # A version the SDK refuses with 400.
-    assert direct.direct_call(envelope(call("server_identity", {}), "1999-01-01")) is None
+    assert wire.handshake_call(envelope(call("server_identity", {}), "1999-01-01")) is None
     # Params the revision's surface refuses (the SDK's INVALID_PARAMS answer).
     bad = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":[1]}}'
-    assert direct.direct_call(envelope(bad, "2025-11-25")) is None
+    assert wire.handshake_call(envelope(bad, "2025-11-25")) is None
     # A notification is not a call.
     note = b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"server_identity"}}'
-    assert direct.direct_call(envelope(note, "2025-11-25")) is None
+    assert wire.handshake_call(envelope(note, "2025-11-25")) is None

@@ -341,3 +341,21 @@ def test_nul_in_a_work_receipt_is_a_validation_error(mcp):
     error = call(server, headers, "task_update", arguments).json()["result"]["structuredContent"]
     assert error["error"]["code"] == "validation_error"
     assert {"work_receipt.session_ref", "work_receipt.summary"} <= set(error["error"]["fields"])
+
+
+@pytest.mark.parametrize("versions", [["1999-01-01"], ["2026-07-28", "2026-07-28"]])
+def test_a_listen_request_the_2026_entry_would_take_is_refused_as_a_jsonrpc_error(
+    mcp, versions: list[str]
+):
+    """At an unknown version, or with the version header twice, the SDK's 2026-era entry would
+    refuse the endpoint's JSON-only Accept with a bare 406: the endpoint says so itself, as a
+    JSON-RPC error with the request's id."""
+    server, headers = mcp
+    message = {"jsonrpc": "2.0", "id": "listen-2", "method": "subscriptions/listen"}
+    sent = [(k, v) for k, v in headers.items() if k != "MCP-Protocol-Version"]
+    sent += [("MCP-Protocol-Version", version) for version in versions]
+    sent.append(("Mcp-Method", "subscriptions/listen"))
+    answer = server.portal.call(
+        lambda: server.http.post("/mcp", content=json.dumps(message).encode(), headers=sent)
+    )
+    assert jsonrpc_error(answer) == (406, "listen-2", -32600)

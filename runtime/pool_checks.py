@@ -5,8 +5,9 @@ psycopg_pool's own check (`ConnectionPool.check_connection`, what Django install
 CONN_HEALTH_CHECKS) sends an empty query on every getconn: one more round trip for every
 request, about a third of the REST throughput of `task_update`. Django passes the pool no check
 of our choosing, so the served application (heyaira.asgi) calls `connect()`: once Django has
-made its pool, its check becomes `check_unless_fresh` (psycopg_pool 3.3 keeps it in `_check`,
-pinned in requirements.txt; tests/core/test_pool_checks.py shows the swap happens).
+made its pool, its `check` callback becomes `check_unless_fresh` (through
+core.framework_internals: Django 5.2 passes the pool a check of its own;
+tests/core/test_pool_checks.py shows the swap happens).
 
 A connection given back to the pool within FRESH_SECONDS is handed out after a local check
 only (not closed, not broken); one that sat idle longer, or is new to the pool, gets the full
@@ -25,6 +26,8 @@ from typing import Any
 import psycopg
 from django.db.backends.signals import connection_created
 from psycopg_pool import ConnectionPool
+
+from core.framework_internals import pool_check, set_pool_check
 
 FRESH_SECONDS = 2.0
 
@@ -48,10 +51,10 @@ def note_given_back(connection: Any) -> None:
 
 def connect() -> None:
     """Give each pool the check above as soon as Django has made it."""
-    connection_created.connect(use_fresh_check, dispatch_uid="heyaira.pool_checks")
+    connection_created.connect(use_fresh_check, dispatch_uid="runtime.pool_checks")
 
 
 def use_fresh_check(sender: Any, connection: Any, **kwargs: Any) -> None:
     pool = getattr(connection, "pool", None)
-    if pool is not None and getattr(pool, "_check", None) is not check_unless_fresh:
-        pool._check = check_unless_fresh
+    if pool is not None and pool_check(pool) is not check_unless_fresh:
+        set_pool_check(pool, check_unless_fresh)

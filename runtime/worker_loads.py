@@ -1,6 +1,6 @@
 """How many connections each worker of one gunicorn master holds, in memory they all share.
 
-The master makes the table before it forks any worker (heyaira.workers); each worker claims a
+The master makes the table before it forks any worker (runtime.workers); each worker claims a
 slot (its pid and its count) when it starts and writes its count whenever a connection opens or
 closes. A slot whose process is gone is free again: a worker that was killed is replaced by one
 that takes its slot, and until then its count is ignored.

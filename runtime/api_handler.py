@@ -6,7 +6,7 @@ it for the request signals, the middleware and view, and the response's closing.
 work is nearly all database work, so here everything synchronous about a request (the
 request_started signal, building the request, middleware and view, rendering the JSON, closing
 the response, which sends request_finished) runs as one unit on the database executor
-(continuity.mcp.orm.run_orm: its threads, its pooled connection, its framing); the event loop
+(runtime.orm.run_orm: its threads, its pooled connection, its framing); the event loop
 only reads the body and sends the answer. The admin, sign-in and OAuth pages keep Django's own
 handler.
 """
@@ -22,7 +22,7 @@ from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.http import HttpRequest, HttpResponseBase
 from django.urls import set_script_prefix, set_urlconf
 
-from continuity.mcp.orm import run_orm
+from runtime.orm import run_orm
 
 
 class ApiHandler(ASGIHandler):

@@ -7,12 +7,12 @@ connections by a hash of their addresses instead, which is random: 32 bench clie
 12/20 and 9/23 over two workers, and the p95 latency follows the fuller worker.
 
 This worker keeps the one shared listener but accepts by itself: each worker publishes how many
-connections it holds in a table shared by all workers (heyaira.worker_loads), every worker is
+connections it holds in a table shared by all workers (runtime.worker_loads), every worker is
 woken when a connection arrives, and the one holding the fewest accepts it at once. A busier
 worker waits 20 ms first and then accepts only if nobody else did, so a stalled
 worker never keeps a connection from being served. 32 clients split 16/16.
 
-Run it as `gunicorn heyaira.asgi:application -k heyaira.workers.BalancedUvicornWorker ...`
+Run it as `gunicorn heyaira.asgi:application -k runtime.workers.BalancedUvicornWorker ...`
 (docs/operating.md). uvicorn's own proxy-header trust stays off with it (heyaira/proxies.py).
 """
 
@@ -30,8 +30,8 @@ from gunicorn.arbiter import Arbiter
 from uvicorn import Config, Server
 from uvicorn_worker import UvicornWorker
 
-from heyaira import heap
-from heyaira.worker_loads import LoadSlot, WorkerLoads
+from runtime import heap
+from runtime.worker_loads import LoadSlot, WorkerLoads
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class BalancedUvicornWorker(UvicornWorker):
     async def _serve(self) -> None:
         assert self.loads is not None
         self.config.app = self.wsgi
-        heap.settle()  # the app is loaded: keep it out of later collections (heyaira.heap)
+        heap.settle()  # the app is loaded: keep it out of later collections (runtime.heap)
         server = BalancedServer(self.config, self.loads.claim())
         self._install_sigquit_handler()
         await server.serve(sockets=self.sockets)
