@@ -1,11 +1,13 @@
-# HeyAira: `make run` serves the app on SQLite; `make test` runs the whole suite, ruff and mypy.
+# HeyAira: `make run` serves the app on SQLite; `make test` runs the whole suite, ruff and mypy;
+# `make check` is the inner loop: lint, types and every test that starts no server, browser or
+# subprocess (those carry the `live` marker, tests/live_marker.py).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint typecheck pytest smoke conformance-tools web-tools clean
+.PHONY: run test check lint typecheck pytest pytest-quick smoke conformance-tools web-tools clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +33,8 @@ run: $(VENV)/.runtime
 
 test: lint typecheck pytest smoke
 
+check: lint typecheck pytest-quick
+
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -41,6 +45,9 @@ typecheck: $(VENV)/.dev
 
 pytest: $(VENV)/.dev
 	$(PY) -m pytest -n 2 -q
+
+pytest-quick: $(VENV)/.dev
+	$(PY) -m pytest -n 2 -q -m "not live"
 
 # The continuity protocol end to end, against the server `make run` starts.
 smoke: $(VENV)/.dev

@@ -63,7 +63,7 @@ def require_chromium() -> None:
 
 
 @pytest.fixture(scope="module")
-def playwright_driver() -> Iterator[Playwright]:
+def playwright_driver(live_processes: None) -> Iterator[Playwright]:
     require_chromium()
     with sync_playwright() as driver:
         yield driver

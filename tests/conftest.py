@@ -35,6 +35,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-# Headless Chromium (tests/browser.py): `chromium`, `browser_context` and `page`; the real ASGI
-# server (tests/live.py): `asgi_server`.
-pytest_plugins = ["tests.browser", "tests.live"]
+# The `live` marker and its guard (tests/live_marker.py); headless Chromium (tests/browser.py):
+# `chromium`, `browser_context` and `page`; the real ASGI server (tests/live.py): `asgi_server`.
+pytest_plugins = ["pytester", "tests.live_marker", "tests.browser", "tests.live"]

@@ -169,6 +169,12 @@ def _postgres() -> bool:
     return settings.DATABASES["default"]["ENGINE"] in POSTGRES_ENGINES
 
 
+def once_in_ci(why: str) -> pytest.MarkDecorator:
+    """.ci/run runs `make test` on SQLite, then on PostgreSQL. A test whose subject never touches
+    the suite's database (`why` says what it uses instead) runs in the SQLite pass only."""
+    return pytest.mark.skipif(_postgres(), reason=f"runs once, in the SQLite pass: {why}")
+
+
 def _database(workdir: Path, port: int) -> tuple[str, str | None]:
     """(DATABASE_URL, PostgreSQL database to drop afterwards or None)."""
     if not _postgres():
@@ -373,14 +379,21 @@ def stop_live_server(server: LiveServer, pg_name: str | None) -> None:
             connection.execute(f'DROP DATABASE IF EXISTS "{pg_name}" WITH (FORCE)')
 
 
-@pytest.fixture
-def asgi_server(tmp_path: Path) -> Iterator[LiveServer]:
-    """The real ASGI application on 127.0.0.1, for the duration of one test."""
-    server, pg_name = start_live_server(tmp_path)
+def serving(workdir: Path, **options: Any) -> Iterator[LiveServer]:
+    """start_live_server's server until the generator closes: the body of a fixture."""
+    server, pg_name = start_live_server(workdir, **options)
     try:
         yield server
     finally:
         stop_live_server(server, pg_name)
+
+
+@pytest.fixture
+def asgi_server(tmp_path: Path, live_processes: None) -> Iterator[LiveServer]:
+    """The real ASGI application on 127.0.0.1, for the duration of one test. A module whose
+    tests do not disturb each other shares one instead: it defines `asgi_server` with
+    scope="module" as `yield from serving(tmp_path_factory.mktemp(...))`."""
+    yield from serving(tmp_path)
 
 
 # --- the person at the browser ---------------------------------------------------------------

@@ -32,7 +32,7 @@ MCP_HEADERS = {
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[LiveServer]:
+def server(tmp_path: Path, live_processes: None) -> Iterator[LiveServer]:
     live, pg_name = start_live_server(tmp_path, gunicorn=True)
     try:
         yield live

@@ -28,7 +28,7 @@ LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 
 
 @pytest.fixture(params=["uvicorn", "gunicorn"])
-def server_kind(request: pytest.FixtureRequest) -> str:
+def server_kind(request: pytest.FixtureRequest, live_processes: None) -> str:
     return str(request.param)
 
 

@@ -26,7 +26,7 @@ _projects = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def server(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[LiveServer]:
     live, pg_name = start_live_server(tmp_path_factory.mktemp("client-live"))
     try:
         yield live
@@ -35,7 +35,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
 
 
 @pytest.fixture(scope="session")
-def installed_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def installed_client(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Path:
     """`pip install ./client` into a directory of its own (tests/client/install.py), once per
     test process: its `bin/heyaira` is the command people type and hooks run by name."""
     return pip_install_client(CLIENT_SRC.parent, tmp_path_factory.mktemp("installed") / "site")

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.live_server
 
 
 @pytest.fixture(scope="module")
-def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, CuttingProxy]]:
+def proxied(
+    tmp_path_factory: pytest.TempPathFactory, live_processes: None
+) -> Iterator[tuple[LiveServer, CuttingProxy]]:
     listener = listening_socket()
     public = f"http://127.0.0.1:{listener.getsockname()[1]}"
     live, pg_name = start_live_server(tmp_path_factory.mktemp("crash-live"), public_url=public)

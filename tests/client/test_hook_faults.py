@@ -28,8 +28,11 @@ from tests.client.claude_code import (
     session_start_input,
 )
 from tests.client.conftest import Home
+from tests.live import once_in_ci
 
-pytestmark = pytest.mark.live_server  # pip builds the package: its build backend comes from PyPI
+pytestmark = once_in_ci(
+    "the hooks meet faulty servers and closed ports, never the app or a database"
+)
 
 WARNING = "HeyAira (profile faulty) is not available in this session: "
 NOT_WRITE = "Do not write to HeyAira until `heyaira whoami` succeeds."
@@ -81,7 +84,7 @@ class _FaultyHandler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def faulty_url(request: pytest.FixtureRequest) -> Iterator[str]:
+def faulty_url(request: pytest.FixtureRequest, live_processes: None) -> Iterator[str]:
     """The MCP URL of a real HTTP server on 127.0.0.1 with the fault, or of a closed port."""
     fault: Fault | None = request.param
     if fault is None:

@@ -46,6 +46,7 @@ def test_pip_installs_the_package_and_its_heyaira_script(tmp_path: Path):
     assert where.stdout.startswith(str(target))
 
 
+@pytest.mark.live
 def test_importing_the_client_loads_nothing_of_the_server(tmp_path: Path):
     modules = [p.stem for p in (REPO / "client" / "src" / "heyaira_client").glob("*.py")]
     script = (

@@ -40,7 +40,7 @@ MAX_CALLS_PER_CLIENT = 400  # a bound on the load loop, whatever the speed
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpWorld]:
+def world(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[McpWorld]:
     server, pg_name = start_live_server(tmp_path_factory.mktemp("faults"), access_log=False)
     try:
         yield build_world(server)

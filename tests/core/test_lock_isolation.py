@@ -31,7 +31,7 @@ BLOCKED_CALLERS = 6  # as many as the default thread pool of a 2-core host had
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpWorld]:
+def world(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[McpWorld]:
     server, pg_name = start_live_server(tmp_path_factory.mktemp("locks"), access_log=False)
     try:
         yield build_world(server)

@@ -10,7 +10,8 @@ free, so `make run` serves on the README's own port beside anything else on this
 - servers (`make run`, gunicorn): started, /healthz awaited, real requests made, stopped;
 - `make test`: would recurse; `.ci/run` runs those lines exactly as written (checked here);
 - PostgreSQL lines: against a throwaway cluster inside the namespace (only role `postgres`, as
-  on a fresh machine), when the suite runs on PostgreSQL;
+  on a fresh machine), whatever the suite's database;
+- all of it once per CI run, in the SQLite pass (the clone's databases are its own);
 - `createsuperuser` and `changepassword` ask on the terminal: run on a pseudo-terminal and answered.
 - the client section: `pip install ./client` is run by tests/client/test_package.py (into a
   directory of its own: the suite's virtualenv is shared); here the package is installed the
@@ -28,9 +29,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from tests.client.install import installed_environment, pip_install_client
+from tests.live import once_in_ci
 from tests.readme_runner import (
     OTHER_BLOCKS,
     PROBE,
@@ -50,8 +51,6 @@ from tests.readme_runner import (
     stop,
 )
 
-pytestmark = pytest.mark.live_server
-
 README = REPO / "README.md"
 SERVER, RUN, ASKS, CI, PG, PG_SERVER, SYNOPSIS, MENTION, REST = (
     "server",
@@ -64,6 +63,9 @@ SERVER, RUN, ASKS, CI, PG, PG_SERVER, SYNOPSIS, MENTION, REST = (
     "mention",
     "REST session: one shell, in order",
 )
+# `make check` would recurse too; what it runs is a part of `make test` (checked here in the
+# Makefile), which .ci/run runs.
+PART_OF_TEST = "the part of make test that starts nothing"
 MAKE_RUN = "make run    # creates .venv, installs, migrates SQLite, serves http://127.0.0.1:8000"
 MAKE_TEST = "make test   # the whole suite, plus ruff and mypy"
 DEMO_KEY = (
@@ -149,6 +151,7 @@ COVERAGE: dict[str, str] = {
     "make run": SERVER,  # inline; the restart runs it with exactly this text
     MAKE_TEST: CI,
     "make test": CI,
+    "make check": PART_OF_TEST,
     "make conformance-tools": CI,
     "make web-tools": CI,
     DEMO_KEY: RUN,
@@ -213,6 +216,33 @@ def test_ci_runs_the_readme_make_test_lines_exactly():
             assert command.split("#")[0].strip() in lines, command
 
 
+def make_targets() -> dict[str, tuple[list[str], list[str]]]:
+    """The Makefile's rules: target -> (prerequisites, recipe lines)."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    current: list[str] = []
+    for line in (REPO / "Makefile").read_text().splitlines():
+        rule = re.match(r"^([\w.$()/-]+):(?!=)\s*(.*)$", line)
+        if rule and not line.startswith("\t"):
+            prerequisites = rule.group(2).split("#")[0].split()
+            if rule.group(1) not in rules:
+                rules[rule.group(1)] = ([], [])
+            if not prerequisites or "=" not in rule.group(2):
+                rules[rule.group(1)][0].extend(prerequisites)
+            current = rules[rule.group(1)][1]
+        elif line.startswith("\t"):
+            current.append(line.strip())
+    return rules
+
+
+def test_make_check_is_make_tests_lint_types_and_tests_that_start_nothing():
+    rules = make_targets()
+    check, test = rules["check"][0], rules["test"][0]
+    assert [t for t in check if t in test] == ["lint", "typecheck"], check
+    (quick,) = [t for t in check if t not in test]
+    assert rules[quick][1] == [f'{rules["pytest"][1][0]} -m "not live"'], rules[quick]
+    assert [c for c, kind in COVERAGE.items() if kind == PART_OF_TEST] == ["make check"]
+
+
 def test_the_operating_guide_still_shows_the_recipes_run_here():
     shown = readme_commands(DOCS.read_text())
     for command in (CHANGE_PASSWORD, BACKUP, *RESTORE):
@@ -244,7 +274,7 @@ def test_every_synopsis_has_a_runnable_example_in_the_readme():
 
 
 @pytest.fixture(scope="module")
-def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+def box(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[Sandbox]:
     if not sandbox_available():
         pytest.skip("needs unshare --net and nsenter (root in a container that allows them)")
     clone = fresh_clone(tmp_path_factory.mktemp("fresh-clone"))
@@ -281,14 +311,13 @@ def last_line(output: str) -> str:
     return output.strip().splitlines()[-1]
 
 
-# The fresh clone runs on its own SQLite database (the quick start's), whatever database the
-# suite uses: on PostgreSQL this test would repeat the SQLite run's work exactly (two minutes).
-# The PostgreSQL lines have their own test below, which runs only there.
-@pytest.mark.skipif(
-    connection.vendor == "postgresql",
-    reason="the quick start runs on its own SQLite whatever the suite's database: the SQLite run "
-    "covers it",
-)
+# The fresh clone runs on its own databases whatever database the suite uses: the quick start's
+# SQLite, and for the PostgreSQL lines a cluster of its own inside the sandbox. On PostgreSQL
+# these tests would repeat the SQLite pass's work exactly, clone included.
+ONCE = once_in_ci("the fresh clone has its own SQLite and its own PostgreSQL cluster")
+
+
+@ONCE
 def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Path):
     # Quick start: `make run` on an empty clone, then the agent's API key, used over MCP.
     server = serving(box, MAKE_RUN, tmp_path / "make-run.log")
@@ -433,9 +462,7 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
         assert command in box.ran, f"never ran: {command}"
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="the PostgreSQL lines run when the suite does"
-)
+@ONCE
 def test_the_readme_postgresql_lines_run_as_written_on_a_fresh_machine(
     box: Sandbox, tmp_path: Path
 ):

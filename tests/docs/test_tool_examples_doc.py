@@ -8,12 +8,8 @@ import subprocess
 import sys
 from typing import Any
 
-import pytest
-
 from scripts.tool_examples import documented
 from tests.live import REPO, LiveServer
-
-pytestmark = pytest.mark.live_server
 
 TOOLS = {
     "server_identity",

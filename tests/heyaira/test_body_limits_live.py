@@ -25,7 +25,7 @@ PASSWORD = "a-long-test-password-1"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def server(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[LiveServer]:
     workdir = tmp_path_factory.mktemp("bodies")
     temp = workdir / "tmp"
     temp.mkdir()

@@ -58,6 +58,7 @@ def _check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.live
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [

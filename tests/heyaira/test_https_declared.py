@@ -49,6 +49,7 @@ def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.live
 def test_check_deploy_is_clean_with_the_documented_production_settings(tmp_path: Path):
     env = documented_production_environment(tmp_path)
     assert env["HEYAIRA_PUBLIC_URL"].startswith("https://")
@@ -72,6 +73,7 @@ def _settings(env: dict[str, str]) -> dict[str, object]:
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
+@pytest.mark.live
 def test_without_https_nothing_is_pinned(tmp_path: Path):
     env = documented_production_environment(tmp_path)
     env["HEYAIRA_PUBLIC_URL"] = "http://heyaira.internal:8000"
@@ -82,6 +84,7 @@ def test_without_https_nothing_is_pinned(tmp_path: Path):
     }
 
 
+@pytest.mark.live
 def test_hsts_can_be_set_and_turned_off(tmp_path: Path):
     env = documented_production_environment(tmp_path)
     env.update(HEYAIRA_HSTS_SECONDS="600", HEYAIRA_HSTS_INCLUDE_SUBDOMAINS="false")
@@ -90,7 +93,7 @@ def test_hsts_can_be_set_and_turned_off(tmp_path: Path):
 
 
 @pytest.fixture
-def https_server(tmp_path: Path) -> Iterator[LiveServer]:
+def https_server(tmp_path: Path, live_processes: None) -> Iterator[LiveServer]:
     """The server behind a TLS proxy (played by the test client's X-Forwarded-Proto)."""
     public = f"https://127.0.0.1:{free_port()}"
     server, pg_name = start_live_server(

@@ -9,6 +9,11 @@ import sys
 import venv
 from pathlib import Path
 
+import pytest
+
+# Every test here runs manage.py, uvicorn or gunicorn in processes of their own.
+pytestmark = pytest.mark.live
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from heyaira import quickstart_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +62,7 @@ def test_it_makes_random_secrets_once_in_a_private_file(tmp_path: Path):
     assert other["SECRET_KEY"] != first["SECRET_KEY"]
 
 
+@pytest.mark.live
 def test_manage_py_after_make_run_runs_with_the_files_settings(tmp_path: Path):
     file = tmp_path / "quickstart.env"
     values = quickstart_env.write(file, public_url="http://127.0.0.1:8765")
@@ -73,6 +76,7 @@ def test_manage_py_after_make_run_runs_with_the_files_settings(tmp_path: Path):
     ]
 
 
+@pytest.mark.live
 def test_manage_py_uses_the_database_of_the_latest_make_run(tmp_path: Path):
     file = tmp_path / "quickstart.env"
     show = "from django.conf import settings; print(settings.DATABASES['default']['NAME'])"
@@ -84,6 +88,7 @@ def test_manage_py_uses_the_database_of_the_latest_make_run(tmp_path: Path):
     assert done.stdout.splitlines()[-1] == str(ROOT / "var" / "heyaira.sqlite3"), done.stderr
 
 
+@pytest.mark.live
 def test_the_environment_wins_over_the_file(tmp_path: Path):
     file = tmp_path / "quickstart.env"
     values = quickstart_env.write(file, public_url="http://127.0.0.1:8765")
@@ -97,6 +102,7 @@ def test_the_environment_wins_over_the_file(tmp_path: Path):
     )
 
 
+@pytest.mark.live
 def test_production_ignores_the_file_and_refuses_to_start_without_secrets(tmp_path: Path):
     file = tmp_path / "quickstart.env"
     quickstart_env.write(file, public_url="http://127.0.0.1:8765")
@@ -105,12 +111,14 @@ def test_production_ignores_the_file_and_refuses_to_start_without_secrets(tmp_pa
     assert "SECRET_KEY must be set" in done.stderr
 
 
+@pytest.mark.live
 def test_production_without_the_file_refuses_to_start_without_secrets(tmp_path: Path):
     done = _manage(tmp_path / "absent.env", "check")
     assert done.returncode != 0
     assert "SECRET_KEY must be set" in done.stderr
 
 
+@pytest.mark.live
 def test_a_malformed_file_stops_the_start_naming_the_line(tmp_path: Path):
     file = tmp_path / "quickstart.env"
     file.write_text("DEBUG=true\nthis is not a setting\n")

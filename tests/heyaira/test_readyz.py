@@ -42,7 +42,7 @@ def test_it_refuses_other_methods(client: Client) -> None:
 
 @pytest.fixture
 def server_losing_its_database(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, live_processes: None
 ) -> Iterator[tuple[LiveServer, dict[str, str]]]:
     # A short pool wait, so that every refusal below comes within about a second.
     monkeypatch.setenv("DATABASE_POOL_TIMEOUT_MS", "1000")

@@ -98,12 +98,14 @@ def _start(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.live
 def test_a_malformed_debug_flag_stops_the_start():
     result = _start({"DEBUG": "maybe", "SECRET_KEY": "x" * 50})
     assert result.returncode != 0
     assert "DEBUG='maybe' is not a boolean" in result.stderr
 
 
+@pytest.mark.live
 def test_production_refuses_to_start_without_a_secret_key():
     result = _start({"DEBUG": "false"})
     assert result.returncode != 0
@@ -123,6 +125,7 @@ def test_it_gives_postgres_a_connection_pool_when_asked(tmp_path: Path):
     assert "pool" not in database_from_url("sqlite:///x", base_dir=tmp_path, pool_size=7)["OPTIONS"]
 
 
+@pytest.mark.live
 def test_a_pool_and_persistent_connections_together_stop_the_start():
     result = _start(
         {

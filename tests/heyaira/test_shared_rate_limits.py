@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# Every test here runs manage.py, uvicorn or gunicorn in processes of their own.
+pytestmark = pytest.mark.live
+
 ROOT = Path(__file__).resolve().parents[2]
 REDIS = ("127.0.0.1", 6379)
 

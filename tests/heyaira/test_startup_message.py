@@ -13,6 +13,9 @@ import pytest
 
 from tests.live import free_port
 
+# Every test here runs manage.py, uvicorn or gunicorn in processes of their own.
+pytestmark = pytest.mark.live
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SECRET = "a-private-value-for-this-test-only-0123456789abcdefghijklmnop"

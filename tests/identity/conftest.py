@@ -48,7 +48,9 @@ def docs_ca(tmp_path_factory: pytest.TempPathFactory) -> CertificateAuthority:
 
 
 @pytest.fixture
-def docs(docs_ca: CertificateAuthority, settings: Any) -> Iterator[DocumentServer]:
+def docs(
+    docs_ca: CertificateAuthority, settings: Any, live_processes: None
+) -> Iterator[DocumentServer]:
     """An HTTPS server for client ID metadata documents, which this server may fetch from: its
     CA is trusted (HEYAIRA_CIMD_CA_BUNDLE), 127.0.0.1 allowed (HEYAIRA_CIMD_PRIVATE_HOSTS)."""
     settings.HEYAIRA_CIMD_CA_BUNDLE = str(docs_ca.bundle)

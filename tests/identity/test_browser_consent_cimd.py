@@ -36,7 +36,7 @@ CLIENT_NAME = "Documented MCP client"
 
 @pytest.fixture
 def docs_and_server(
-    docs_ca: CertificateAuthority, tmp_path: Path
+    docs_ca: CertificateAuthority, tmp_path: Path, live_processes: None
 ) -> Iterator[tuple[DocumentServer, LiveServer]]:
     env = {"HEYAIRA_CIMD_CA_BUNDLE": str(docs_ca.bundle), "HEYAIRA_CIMD_PRIVATE_HOSTS": "127.0.0.1"}
     with document_server(docs_ca) as docs:

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from playwright.sync_api import Page, Request
 
-from tests.live import LiveServer
+from tests.live import LiveServer, serving
 
 pytestmark = pytest.mark.live_server
 
 PASSWORD = "correct-horse-battery-staple-42"
+
+
+@pytest.fixture(scope="module")
+def asgi_server(
+    tmp_path_factory: pytest.TempPathFactory, live_processes: None
+) -> Iterator[LiveServer]:
+    """One server for the module: its tests do not disturb each other."""
+    yield from serving(tmp_path_factory.mktemp("sign-in"))
 
 
 def test_it_keeps_a_wrong_password_on_the_page_with_an_error(asgi_server: LiveServer, page: Page):

@@ -26,7 +26,7 @@ PASSWORD = "correct-horse-battery-staple-42"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def server(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[LiveServer]:
     """One server for the module: each test's forgery leaves nothing the others read."""
     live, pg_name = start_live_server(Path(tmp_path_factory.mktemp("csrf")))
     live.add_person("olivia", PASSWORD, "alpha", "owner")

@@ -8,6 +8,7 @@ plays the person at the browser (sign-in, consent) over HTTP.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import anyio
 import httpx2
@@ -15,7 +16,7 @@ import pytest
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import OAuthClientMetadata
 
-from tests.live import ConsentBrowser, LiveServer, MemoryTokenStorage
+from tests.live import ConsentBrowser, LiveServer, MemoryTokenStorage, serving
 
 pytestmark = pytest.mark.live_server
 
@@ -35,6 +36,14 @@ def sdk_provider(server: LiveServer, browser: ConsentBrowser, target: str) -> OA
         redirect_handler=browser.redirect_handler,
         callback_handler=browser.callback_handler,
     )
+
+
+@pytest.fixture(scope="module")
+def asgi_server(
+    tmp_path_factory: pytest.TempPathFactory, live_processes: None
+) -> Iterator[LiveServer]:
+    """One server for the module: its tests do not disturb each other."""
+    yield from serving(tmp_path_factory.mktemp("sdk"))
 
 
 def test_it_gets_a_token_through_the_sdk_and_reads_the_identity(asgi_server: LiveServer):

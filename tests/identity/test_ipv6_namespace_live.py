@@ -20,12 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.live import LiveServer, live_environment, sqlite_database
+from tests.live import LiveServer, live_environment, once_in_ci, sqlite_database
 from tests.readme_runner import REPO, Sandbox, sandbox_available
 
-pytestmark = pytest.mark.skipif(
-    not sandbox_available(), reason="needs unshare --net (a private network namespace)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not sandbox_available(), reason="needs unshare --net (a private network namespace)"
+    ),
+    once_in_ci("the server in the namespace has a SQLite database of its own"),
+]
 
 SERVER = "2001:db8:77:1::1"
 NETWORK = "2001:db8:77:1"  # the /64 the clients share
@@ -90,7 +93,7 @@ def hosts(prefix: str, count: int) -> list[str]:
 
 
 @pytest.fixture
-def namespace_server(tmp_path: Path) -> Iterator[tuple[Sandbox, LiveServer]]:
+def namespace_server(tmp_path: Path, live_processes: None) -> Iterator[tuple[Sandbox, LiveServer]]:
     url = f"http://[{SERVER}]:{PORT}"
     env = live_environment(url, sqlite_database(tmp_path))
     env.update(ALLOWED_HOSTS=f"[{SERVER}]", HEYAIRA_DCR_RATE_LIMIT_PER_HOUR="20")

@@ -17,7 +17,7 @@ PASSWORD = "a-long-live-password-9"
 
 
 @pytest.fixture
-def behind_proxy(tmp_path: Path) -> Iterator[LiveServer]:
+def behind_proxy(tmp_path: Path, live_processes: None) -> Iterator[LiveServer]:
     settings = {
         "HEYAIRA_TRUSTED_PROXIES": "127.0.0.1",  # the test client plays the proxy
         "HEYAIRA_DCR_RATE_LIMIT_PER_HOUR": "20",  # the default (live servers raise it)

@@ -29,7 +29,7 @@ REDIRECT_URI = "http://127.0.0.1:33418/callback"
 
 
 @pytest.fixture
-def production_server(tmp_path: Path) -> Iterator[LiveServer]:
+def production_server(tmp_path: Path, live_processes: None) -> Iterator[LiveServer]:
     server, pg_name = start_live_server(
         tmp_path,
         gunicorn=True,

@@ -31,14 +31,14 @@ def production_server(tmp_path: Path, **env: str) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def limited_server(tmp_path: Path) -> Iterator[LiveServer]:
+def limited_server(tmp_path: Path, live_processes: None) -> Iterator[LiveServer]:
     # One worker: the per-network counter lives in its memory (a shared CACHE_URL makes it
     # exact across workers; with one worker it is exact too).
     yield from production_server(tmp_path, HEYAIRA_DCR_RATE_LIMIT_PER_HOUR="20")
 
 
 @pytest.fixture
-def open_server(tmp_path: Path) -> Iterator[LiveServer]:
+def open_server(tmp_path: Path, live_processes: None) -> Iterator[LiveServer]:
     yield from production_server(tmp_path, WEB_CONCURRENCY="2")
 
 

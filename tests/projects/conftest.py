@@ -16,7 +16,7 @@ def static_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def admin_server(
-    tmp_path: Path, static_root: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, static_root: Path, monkeypatch: pytest.MonkeyPatch, live_processes: None
 ) -> Iterator[LiveServer]:
     """The real ASGI application with the admin's static files, as `make run` serves it: page
     layout (the audit list's width, screenshots) depends on the admin's stylesheets."""

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.live_server
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def server(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[LiveServer]:
     workdir = tmp_path_factory.mktemp("admin-confirmations")
     static = workdir / "static"
     live, pg_name = start_live_server(workdir, extra_env={"STATIC_ROOT": str(static)})

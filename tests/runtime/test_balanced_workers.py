@@ -18,7 +18,11 @@ import pytest
 
 from runtime import heap
 from runtime.worker_loads import WorkerLoads
-from tests.live import free_port
+from tests.live import free_port, once_in_ci
+
+pytestmark = once_in_ci(
+    "gunicorn serves tests/runtime/pid_app.py, and nothing here uses a database"
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -82,7 +86,7 @@ class Gunicorn:
 
 
 @pytest.fixture
-def gunicorn(tmp_path: Path) -> Iterator[Gunicorn]:
+def gunicorn(tmp_path: Path, live_processes: None) -> Iterator[Gunicorn]:
     server = Gunicorn(tmp_path)
     try:
         yield server
@@ -170,6 +174,7 @@ def test_each_worker_serves_with_its_loaded_app_frozen_out_of_collections(
     assert thresholds == {heap.YOUNGEST_THRESHOLD}, answers
 
 
+@pytest.mark.live
 def test_gunicorn_stops_cleanly_with_idle_keep_alive_connections_open(tmp_path: Path) -> None:
     server = Gunicorn(tmp_path)
     opened = open_connections(server.port, 6)
@@ -195,6 +200,7 @@ def _claim_in_a_child_that_exits(loads: WorkerLoads, connections: int) -> int:
     return child
 
 
+@pytest.mark.live
 def test_a_slot_of_an_ended_process_is_claimed_again_and_its_count_ignored() -> None:
     loads = WorkerLoads(slots=4)
     ended = _claim_in_a_child_that_exits(loads, connections=0)
@@ -207,6 +213,7 @@ def test_a_slot_of_an_ended_process_is_claimed_again_and_its_count_ignored() -> 
     assert mine.least_loaded()
 
 
+@pytest.mark.live
 def test_only_the_worker_with_the_fewest_connections_is_least_loaded() -> None:
     loads = WorkerLoads(slots=4)
     mine = loads.claim()
@@ -234,6 +241,7 @@ def test_only_the_worker_with_the_fewest_connections_is_least_loaded() -> None:
         os.close(writer)
 
 
+@pytest.mark.live
 def test_a_table_with_every_slot_held_by_a_live_process_refuses_another() -> None:
     loads = WorkerLoads(slots=1)
     loads.claim()

@@ -37,7 +37,9 @@ def mailbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, mailbox: Path) -> Iterator[LiveServer]:
+def server(
+    tmp_path_factory: pytest.TempPathFactory, mailbox: Path, live_processes: None
+) -> Iterator[LiveServer]:
     mail = {
         "EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
         "EMAIL_FILE_PATH": str(mailbox),

@@ -57,6 +57,7 @@ def test_a_mail_server_that_refuses_leaves_the_invitation_and_shows_the_link(
     assert link not in caplog.text  # the failure is logged, the link never
 
 
+@pytest.mark.live
 @pytest.mark.parametrize(
     ("env", "backend"),
     [

@@ -54,7 +54,7 @@ result = {{**ids, "beta_task": secret["id"], "beta_note": hidden["id"]}}
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def server(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[LiveServer]:
     live, pg_name = start_live_server(tmp_path_factory.mktemp("web-journeys"))
     live.add_person("olivia", PASSWORD, "alpha", "owner")
     live.add_person("carla", PASSWORD, "alpha", "contributor")

@@ -104,7 +104,7 @@ CONFIRMATIONS: dict[str, tuple[str, Callable[[Page], None]]] = {
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def server(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[LiveServer]:
     live, pg_name = start_live_server(tmp_path_factory.mktemp("web-pages"), public_url=PUBLIC_URL)
     live.add_person("olivia", PASSWORD, "alpha", "owner")
     live.add_person("olivia", PASSWORD, "design-notes", "owner")

@@ -9,7 +9,7 @@ from tests.live import start_live_server, stop_live_server
 
 
 @pytest.fixture(scope="module")
-def mcp_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpWorld]:
+def mcp_world(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[McpWorld]:
     """One real server per test module (starting one costs seconds), with its people and keys."""
     server, pg_name = start_live_server(tmp_path_factory.mktemp("mcp"))
     try:

@@ -114,7 +114,7 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float =
 
 
 @pytest.fixture
-def proxied_server(tmp_path: Path) -> Iterator[tuple[LiveServer, str]]:
+def proxied_server(tmp_path: Path, live_processes: None) -> Iterator[tuple[LiveServer, str]]:
     """The real server, whose public URL is the proxy's, and the proxy's /mcp URL."""
     node_tools.require(SUITE, SUITE_NEXT)
     proxy_port = free_port()

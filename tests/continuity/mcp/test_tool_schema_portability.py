@@ -33,8 +33,6 @@ from agents.strict_schema import ensure_strict_json_schema
 from tests.continuity.mcp.eras import ERAS, send, tool_list
 from tests.continuity.mcp.harness import EVERY_TOOL, McpWorld
 
-pytestmark = pytest.mark.live_server
-
 ROOT_KEYS = {"type", "properties", "required", "additionalProperties"}
 # Refused by a model API, or by OpenAI's strict mode, anywhere in a tool schema.
 REFUSED_ANYWHERE = ("oneOf", "allOf", "not", "if", "then", "else", "$ref", "$defs", "$schema")

@@ -73,7 +73,7 @@ class Project:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+def project(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[Project]:
     """One real server for the module: an owner and a viewer of one project, a key each."""
     node_tools.require()
     server, pg_name = start_live_server(tmp_path_factory.mktemp("typescript"), access_log=False)
