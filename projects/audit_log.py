@@ -8,14 +8,25 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
 from audit.filters import AuditEventFilter, filtered
 from audit.models import AuditEvent
 from audit.recorder import AuditNote
-from core.access import ROLE_CAPABILITIES, Caller, Capability
+from core.access import (
+    ROLE_CAPABILITIES,
+    Actor,
+    ActorType,
+    Caller,
+    Capability,
+    Credential,
+    CredentialKind,
+    Scope,
+)
 from core.operations import operation
+from projects.callers import new_request_id
 from projects.inputs import AuditListInput
 from projects.models import AuditorGrant, Membership, Project
 
@@ -40,6 +51,27 @@ def readable_projects(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Projec
 
 def may_read_audit(user: AbstractBaseUser | AnonymousUser, project_id: UUID | str) -> bool:
     return readable_projects(user).filter(pk=project_id).exists()
+
+
+def audit_reader(user: AbstractBaseUser, slug: str, *, request_id: str = "") -> Caller | None:
+    """The person as a reader of the audit log of the project `slug`, or None when the rule
+    above does not let them read it. The Caller holds READ_AUDIT alone, whatever else their
+    role allows: the audit pages read the log and nothing else."""
+    project = readable_projects(user).filter(slug=slug).first()
+    if project is None:
+        return None
+    return Caller(
+        project=project,
+        role=None,
+        scopes=frozenset({Scope.AUDIT_READ}),
+        actor=Actor(type=ActorType.USER, id=str(user.pk), label=user.get_username()),
+        user_id=int(user.pk),  # readable_projects admits signed-in people only
+        credential=Credential(kind=CredentialKind.SESSION),
+        resource="",
+        instance=settings.HEYAIRA_INSTANCE,
+        request_id=request_id or new_request_id(),
+        grants=frozenset({Capability.READ_AUDIT}),
+    )
 
 
 def event_json(event: AuditEvent) -> dict[str, Any]:
