@@ -8,25 +8,15 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
 from audit.filters import AuditEventFilter, filtered
 from audit.models import AuditEvent
 from audit.recorder import AuditNote
-from core.access import (
-    ROLE_CAPABILITIES,
-    Actor,
-    ActorType,
-    Caller,
-    Capability,
-    Credential,
-    CredentialKind,
-    Scope,
-)
+from core.access import ROLE_CAPABILITIES, Caller, Capability
 from core.operations import operation
-from projects.callers import new_request_id
+from projects.callers import person_caller
 from projects.inputs import AuditListInput
 from projects.models import AuditorGrant, Membership, Project
 
@@ -60,17 +50,8 @@ def audit_reader(user: AbstractBaseUser, slug: str, *, request_id: str = "") -> 
     project = readable_projects(user).filter(slug=slug).first()
     if project is None:
         return None
-    return Caller(
-        project=project,
-        role=None,
-        scopes=frozenset({Scope.AUDIT_READ}),
-        actor=Actor(type=ActorType.USER, id=str(user.pk), label=user.get_username()),
-        user_id=int(user.pk),  # readable_projects admits signed-in people only
-        credential=Credential(kind=CredentialKind.SESSION),
-        resource="",
-        instance=settings.HEYAIRA_INSTANCE,
-        request_id=request_id or new_request_id(),
-        grants=frozenset({Capability.READ_AUDIT}),
+    return person_caller(
+        user, project, role=None, request_id=request_id, grants=frozenset({Capability.READ_AUDIT})
     )
 
 
