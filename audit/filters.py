@@ -8,6 +8,7 @@ zone).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -87,6 +88,11 @@ class AuditEventFilter(django_filters.FilterSet):
         if colon and kind and target_id:
             return events.filter(target_type=kind, target_id=target_id)
         return events.filter(target_id=value)
+
+
+def filter_values(query: Mapping[str, str]) -> dict[str, str]:
+    """The filters' values in a query (an address's, say), without its other parameters."""
+    return {name: query[name] for name in AuditEventFilter.base_filters if name in query}
 
 
 def filtered(events: QuerySet[AuditEvent], filters: AuditEventFilter) -> QuerySet[AuditEvent]:

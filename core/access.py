@@ -78,6 +78,11 @@ CAPABILITY_SCOPE: dict[Capability, Scope | None] = {
 FIRST_PARTY_CREDENTIALS = frozenset({CredentialKind.SESSION, CredentialKind.OPERATOR})
 ALL_SCOPES = frozenset(Scope)
 
+# What a grant outside any membership may hold: an auditor (projects.auditors) reads one
+# project's audit log and nothing else. A Caller without a role holds its grants alone, and
+# only a signed-in person holds one.
+GRANTABLE_WITHOUT_ROLE = frozenset({Capability.READ_AUDIT})
+
 
 def scopes_for_role(role: Role) -> frozenset[Scope]:
     """The scopes a credential for this role may carry (consent never grants more)."""
@@ -93,10 +98,10 @@ def privileged(role: str) -> bool:
     return role in (Role.OWNER, Role.ADMIN)
 
 
-def roles_grantable_by(role: Role) -> list[Role]:
+def roles_grantable_by(role: Role | None) -> list[Role]:
     """The roles a person with this role may give, change or take away (docs/architecture.md, "The
     tenancy rule"): owners all four, admins viewer and contributor, everyone else none."""
-    capabilities = ROLE_CAPABILITIES[role]
+    capabilities = ROLE_CAPABILITIES[role] if role is not None else frozenset()
     if Capability.OWN in capabilities:
         return list(Role)
     if Capability.MANAGE in capabilities:
@@ -140,10 +145,15 @@ class WriteContext:
 
 @dataclass(frozen=True)
 class Caller:
-    """Everything downstream knows about who is asking: built once per request."""
+    """Everything downstream knows about who is asking: built once per request.
+
+    What it may do is its role's capabilities (none without a role) plus its `grants`, each
+    capability also needing the credential's scope. A Caller for an auditor has no role and
+    READ_AUDIT as its one grant, so every other operation refuses it.
+    """
 
     project: Project
-    role: Role
+    role: Role | None  # None: not a member (an auditor reading the log)
     scopes: frozenset[str]
     actor: Actor
     user_id: int | None
@@ -156,22 +166,43 @@ class Caller:
     # and window (audit.noise), instead of an audit row per read the page makes. Writes and
     # refusals are recorded as always.
     reads_counted: bool = False
+    # Capabilities held by a grant outside the membership (GRANTABLE_WITHOUT_ROLE only).
+    grants: frozenset[Capability] = frozenset()
+
+    def __post_init__(self) -> None:
+        if not self.grants <= GRANTABLE_WITHOUT_ROLE:
+            raise ValueError(f"no grant outside a membership holds {sorted(self.grants)}")
+        if self.grants and self.credential.kind != CredentialKind.SESSION:
+            raise ValueError("only a signed-in person holds a grant outside a membership")
+        if self.role is None and not self.grants:
+            raise ValueError("a Caller holds a role or a grant")
+
+    @property
+    def role_label(self) -> str:
+        """The role as people read it ("" without one)."""
+        return Role(self.role).label if self.role is not None else ""
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        held = ROLE_CAPABILITIES[self.role] if self.role is not None else frozenset()
+        return held | self.grants
 
     def missing_scope(self, capability: Capability) -> Scope | None:
-        """The scope this credential lacks for a capability its role has, if any."""
+        """The scope this credential lacks for a capability it holds, if any."""
         scope = CAPABILITY_SCOPE[capability]
         if self.credential.kind in FIRST_PARTY_CREDENTIALS or scope is None:
             return None
         return None if scope in self.scopes else scope
 
     def scope_shortfall(self, capability: Capability) -> Scope | None:
-        """The scope to ask for (step-up) when the role allows a capability the scopes do not."""
-        if capability not in ROLE_CAPABILITIES[self.role]:
+        """The scope to ask for (step-up) when the Caller holds a capability its scopes do not
+        allow."""
+        if capability not in self.capabilities:
             return None
         return self.missing_scope(capability)
 
     def can(self, capability: Capability) -> bool:
-        if capability not in ROLE_CAPABILITIES[self.role]:
+        if capability not in self.capabilities:
             return False
         if CAPABILITY_SCOPE[capability] is None:
             return self.credential.kind in FIRST_PARTY_CREDENTIALS
@@ -180,15 +211,14 @@ class Caller:
     def require(self, capability: Capability) -> None:
         if self.can(capability):
             return
-        missing = (
-            self.missing_scope(capability) if capability in ROLE_CAPABILITIES[self.role] else None
-        )
+        held = capability in self.capabilities
+        missing = self.missing_scope(capability) if held else None
         if missing is not None:
             raise Forbidden(
                 f"This credential lacks the {missing} scope.",
                 required_scopes=[str(missing)],
             )
-        if capability in ROLE_CAPABILITIES[self.role]:
+        if held:
             raise Forbidden("Project administration needs a signed-in person, not a token or key.")
         raise Forbidden(REFUSALS[capability])
 

@@ -16,6 +16,7 @@ from audit.models import AuditEvent
 from audit.recorder import AuditNote
 from core.access import ROLE_CAPABILITIES, Caller, Capability
 from core.operations import operation
+from projects.callers import person_caller
 from projects.inputs import AuditListInput
 from projects.models import AuditorGrant, Membership, Project
 
@@ -40,6 +41,18 @@ def readable_projects(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Projec
 
 def may_read_audit(user: AbstractBaseUser | AnonymousUser, project_id: UUID | str) -> bool:
     return readable_projects(user).filter(pk=project_id).exists()
+
+
+def audit_reader(user: AbstractBaseUser, slug: str, *, request_id: str = "") -> Caller | None:
+    """The person as a reader of the audit log of the project `slug`, or None when the rule
+    above does not let them read it. The Caller holds READ_AUDIT alone, whatever else their
+    role allows: the audit pages read the log and nothing else."""
+    project = readable_projects(user).filter(slug=slug).first()
+    if project is None:
+        return None
+    return person_caller(
+        user, project, role=None, request_id=request_id, grants=frozenset({Capability.READ_AUDIT})
+    )
 
 
 def event_json(event: AuditEvent) -> dict[str, Any]:

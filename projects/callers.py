@@ -12,6 +12,7 @@ from core.access import (
     Actor,
     ActorType,
     Caller,
+    Capability,
     Credential,
     CredentialKind,
     Role,
@@ -52,6 +53,18 @@ def session_caller(
     if member is None and not getattr(user, "is_superuser", False):
         return None
     role = member if member is not None else Role.OWNER
+    return person_caller(user, project, role=role, request_id=request_id)
+
+
+def person_caller(
+    user: AbstractBaseUser,
+    project: Project,
+    *,
+    role: Role | None,
+    request_id: str = "",
+    grants: frozenset[Capability] = frozenset(),
+) -> Caller:
+    """A signed-in person's Caller, once their role (or grant) in `project` is decided."""
     return Caller(
         project=project,
         role=role,
@@ -62,4 +75,5 @@ def session_caller(
         resource="",
         instance=settings.HEYAIRA_INSTANCE,
         request_id=request_id or new_request_id(),
+        grants=grants,
     )

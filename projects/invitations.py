@@ -95,7 +95,7 @@ def invitation_create(
     role = Role(args.role)
     if role not in roles_grantable_by(caller.role):
         raise Forbidden(
-            f"As {Role(caller.role).label.lower()} you can invite people as "
+            f"As {caller.role_label.lower()} you can invite people as "
             f"{' or '.join(r.label.lower() for r in roles_grantable_by(caller.role))} only; "
             f"only an owner can invite an {role.label.lower()}."
         )

@@ -8,9 +8,10 @@ leaks (docs/security.md).
 
 Page views are counted, not stored read by read: a page makes two or three audited reads, and a
 row for each would bury the project's writes. A page that reads a project notes its view here
-(`member_caller` and `audit_reader` do it); once the page is served, `count_page_view` counts
-it per person, page and 10-minute window (audit.noise), and the first of each such window is an
-audit event (`page_view`, or `audit_browse` / `audit_event_view` for the audit log itself).
+(`member_caller` does it, and `audit_page_view` for the audit pages); once the page is served,
+`count_page_view` counts it per person, page and 10-minute window (audit.noise), and the first
+of each such window is an audit event (`page_view`, or `audit_browse` / `audit_event_view` for
+the audit log itself).
 Refusals are recorded one by one as always, and exports each time.
 """
 
@@ -26,7 +27,7 @@ from audit.models import Outcome
 from audit.noise import count_event
 from audit.recorder import SecurityContext, record_security_event
 from core.access import ActorType, Caller, Capability, CredentialKind
-from projects.audit_log import readable_projects
+from projects.audit_log import audit_reader
 from projects.callers import session_caller
 from projects.models import Membership, Project
 
@@ -70,21 +71,25 @@ def manager_caller(request: HttpRequest, slug: str) -> Caller:
     return caller
 
 
-@dataclass(frozen=True)
-class AuditReader:
-    """A person reading one project's audit log: an owner, an admin, or an auditor (a
-    django-guardian grant of projects.view_project_audit, who need not be a member)."""
-
-    project: Project
-    context: SecurityContext
-
-
-def audit_reader(request: HttpRequest, slug: str) -> AuditReader:
-    """The person as a reader of the audit log of `slug`, or Http404."""
-    project = readable_projects(request.user).filter(slug=slug).first()
-    if project is None:
+def audit_caller(request: HttpRequest, slug: str) -> Caller:
+    """The person as a reader of the audit log of `slug` (a Caller holding READ_AUDIT alone:
+    projects.audit_log), or Http404. Its reads are each an audit row (an export) unless the
+    page counts them (`audit_page_view`)."""
+    caller = audit_reader(signed_in(request), slug, request_id=request_id(request))
+    if caller is None:
         raise Http404
-    return AuditReader(project=project, context=_session_context(request))
+    return caller
+
+
+def audit_page_view(
+    request: HttpRequest, caller: Caller, operation: str, *, target_type: str, target_id: str
+) -> Caller:
+    """An audit page reading the log: its view is counted as `operation` (the first of each
+    window an audit row naming the target) instead of a row per read."""
+    if not _reading(request):
+        return caller
+    note_page_view(request, caller.project, operation, target_type=target_type, target_id=target_id)
+    return replace(caller, reads_counted=True)
 
 
 def _session_context(request: HttpRequest) -> SecurityContext:

@@ -46,7 +46,7 @@ def project_context(caller: Caller, section: str) -> dict[str, Any]:
     """What the project's pages share: the project, the person's role, and which tabs exist."""
     return {
         "project": caller.project,
-        "role": Role(caller.role).label,
+        "role": caller.role_label,
         "section": section,
         "may_manage": caller.can(Capability.MANAGE),
         "may_read_audit": caller.can(Capability.READ_AUDIT),
