@@ -49,7 +49,7 @@ secret = task_create(oscar, write_context=context, title="Beta secret plan",
 hidden = memory_add(oscar, write_context=context, kind="note", content="Beta secret note")
 audrey = User.objects.create_user(username="audrey", password={PASSWORD!r})
 auditor_grant(operator_caller(alpha), user_id=audrey.pk)
-result = {{**ids, "beta_task": secret["id"], "beta_note": hidden["id"]}}
+result = {{**ids, "beta_task": str(secret.id), "beta_note": str(hidden.id)}}
 """
 
 
