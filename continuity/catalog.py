@@ -65,6 +65,9 @@ CATALOG: tuple[OperationSpec, ...] = (
     OperationSpec(services.task_create, outputs.TaskAckOut, "task"),
     OperationSpec(services.task_update, outputs.TaskUpdateOut, "task"),
     OperationSpec(services.task_claim_next, outputs.TaskClaimOut, "task"),
+    OperationSpec(services.task_heartbeat, outputs.TaskHeartbeatOut, "task"),
+    # People end a stuck lease from the dashboard or over REST; agents never need to.
+    OperationSpec(services.task_lease_release, outputs.TaskLeaseReleaseOut, "task", mcp=False),
     OperationSpec(services.state_put, outputs.StateAckOut, "state"),
 )
 

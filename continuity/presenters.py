@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from continuity.models import Memory, StateVersion, Task, WorkReceipt
+from continuity.models import Memory, StateVersion, Task, TaskStatus, WorkReceipt
 from continuity.readiness import split_ids
 from projects.models import Project, Repository
 
@@ -67,10 +67,24 @@ def task_json(task: Task) -> dict[str, Any]:
         "handoff_note": task.handoff_note,
         "repository_ref": task.repository_ref,
         **readiness_json(task),
+        "lease": lease_json(task),
         "created_by": task.created_by,
         "updated_by": task.updated_by,
         "created_at": rfc3339(task.created_at),
         "updated_at": rfc3339(task.updated_at),
+    }
+
+
+def lease_json(task: Task | dict[str, Any]) -> dict[str, Any] | None:
+    """The lease of an in_progress task (a Task, or a row of its lease columns and status), or
+    None: an expired lease still shows (with its time) until someone takes the task over."""
+    row = task if isinstance(task, dict) else vars(task)
+    expires = row["lease_expires_at"]
+    if row["status"] != TaskStatus.IN_PROGRESS or expires is None:
+        return None
+    return {
+        "holder": {"actor": row["lease_actor"], "session_ref": row["lease_session_ref"]},
+        "expires_at": rfc3339(expires),
     }
 
 

@@ -96,6 +96,12 @@ def test_it_returns_every_part_for_a_fresh_session(world: World) -> None:
             "waiting_on_count": 0,
             "waiting_on": [],
             "updated_at": updated["task"]["updated_at"],
+            # The claim's lease, held by the session that named itself in its receipt.
+            "lease": {
+                "holder": {"actor": "olivia", "session_ref": "s-1"},
+                "expires_at": updated["task"]["lease"]["expires_at"],
+                "state": "live",
+            },
         }
     ]
     (only_receipt,) = context["receipts"]
