@@ -48,7 +48,11 @@ def task_heartbeat(caller: Caller, args: TaskHeartbeatInput, note: AuditNote) ->
     return {"task_id": str(args.task_id), "version": row["version"], "lease": lease}
 
 
-@operation("task_lease_release", capability=Capability.RELEASE_LEASES, input_model=TaskLeaseReleaseInput)
+@operation(
+    "task_lease_release",
+    capability=Capability.RELEASE_LEASES,
+    input_model=TaskLeaseReleaseInput,
+)
 def task_lease_release(
     caller: Caller, args: TaskLeaseReleaseInput, note: AuditNote
 ) -> dict[str, Any]:

@@ -101,7 +101,8 @@ def test_another_session_is_refused_while_the_lease_is_live_and_leaves_no_receip
         "lease_held", contributor, task, status="done", work_receipt=receipt("s-b")
     )
     assert error.details["lease"] == task["lease"]
-    assert owner.actor.label in error.message and "s-a" in error.message
+    assert owner.actor.label in error.message
+    assert "s-a" in error.message
     # The same actor in another session is another session too.
     update_rejected("lease_held", owner, task, next_step="x", session_ref="s-other")
     assert not WorkReceipt.objects.filter(task_id=task["id"]).exists()
@@ -241,7 +242,8 @@ def test_owners_and_admins_release_a_stuck_lease_naming_its_holder(world: World)
     rejected("forbidden", task_lease_release, contributor, task_id=task["id"])
     released = task_lease_release(admin, task_id=task["id"])
     assert released["released"] == task["lease"]
-    assert released["task"]["status"] == "todo" and released["task"]["lease"] is None
+    assert released["task"]["status"] == "todo"
+    assert released["task"]["lease"] is None
     assert released["task"]["version"] == task["version"] + 1
     ops = [(e.operation, e.target_type, e.target_id) for e in audit_rows(world.alpha)][-2:]
     assert ops == [
