@@ -48,7 +48,7 @@ smoke: $(VENV)/.dev
 
 # Node 22, the MCP conformance suite, the TypeScript SDK (1.x, 2.x client) and the Inspector CLI
 # in .tools/ (npm registry, pinned by scripts/conformance/package-lock.json); without them
-# tests/mcp/test_conformance.py and test_typescript_clients.py are skipped, except in CI.
+# tests/continuity/mcp/test_conformance.py and test_typescript_clients.py are skipped, except in CI.
 conformance-tools:
 	scripts/install_conformance.sh
 

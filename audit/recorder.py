@@ -1,7 +1,7 @@
 """The one way audit rows are written. Services and security hooks call it; it calls no service.
 
 Only identifiers and outcomes are recorded: never request bodies, memory or task text, tokens,
-codes or secrets (DESIGN section 7).
+codes or secrets (docs/architecture.md, "The audit chain").
 """
 
 from __future__ import annotations

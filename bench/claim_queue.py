@@ -73,13 +73,13 @@ def _setup(args: argparse.Namespace) -> tuple[Any, set[str], set[str]]:
     context = operator.write_context.as_dict()
 
     def create(title: str, **extra: Any) -> str:
-        made = services.task_create(
+        made = services.task_create.call(
             operator, {"write_context": context, "title": title, "description": "d", **extra}
         )
-        return str(made["id"])
+        return str(made.id)
 
     holder = create("holder")
-    services.task_update(
+    services.task_update.call(
         operator,
         {"write_context": context, "task_id": holder, "expected_version": 1, "status": "blocked"},
     )
@@ -103,11 +103,11 @@ def _claim_until_empty(
         while time.monotonic() < deadline:
             caller = new_caller()
             started = time.perf_counter()
-            result = task_claim_next(caller, {"write_context": caller.write_context.as_dict()})
+            result = task_claim_next.call(caller, {"write_context": caller.write_context.as_dict()})
             latencies.append(time.perf_counter() - started)
-            if result["task"] is None:
+            if result.task is None:
                 return
-            claimed.append(result["task"]["id"])
+            claimed.append(str(result.task.id))
     except Exception as error:  # reported, and it fails the run
         errors.append(f"{type(error).__name__}: {error}")
     finally:

@@ -25,6 +25,7 @@ from django.utils import timezone
 from audit.recorder import fingerprint
 from continuity import selectors, services
 from continuity.models import Memory
+from continuity.outputs import TaskUpdateOut
 from identity import authn
 from projects.api_keys import api_key_create
 from projects.callers import operator_caller
@@ -131,7 +132,7 @@ def setup(*, username: str, slug: str, tasks: int = 30, receipts: int = 10) -> N
     )
     rng = random.Random(7)
     created = [
-        services.task_create(
+        services.task_create.call(
             operator,
             {
                 "write_context": context,
@@ -144,10 +145,8 @@ def setup(*, username: str, slug: str, tasks: int = 30, receipts: int = 10) -> N
         for n in range(tasks)
     ]
     for task in created[: tasks // 3]:
-        claimed = _task_update(
-            operator, context, task["id"], task["version"], {"status": "in_progress"}
-        )
-        _task_update(operator, context, task["id"], claimed["task"]["version"], {"status": "done"})
+        claimed = _task_update(operator, context, task.id, task.version, {"status": "in_progress"})
+        _task_update(operator, context, task.id, claimed.task.version, {"status": "done"})
     for n, task in enumerate(created[tasks // 3 : tasks // 3 + receipts]):
         receipt = {
             "session_ref": f"bench-session-{n}",
@@ -155,8 +154,8 @@ def setup(*, username: str, slug: str, tasks: int = 30, receipts: int = 10) -> N
             "tests": [{"name": "make test", "result": "passed"}],
             "commits": [f"{rng.getrandbits(160):040x}"],
         }
-        _task_update(operator, context, task["id"], task["version"], {"work_receipt": receipt})
-    services.state_put(
+        _task_update(operator, context, task.id, task.version, {"work_receipt": receipt})
+    services.state_put.call(
         operator,
         {
             "write_context": context,
@@ -168,13 +167,13 @@ def setup(*, username: str, slug: str, tasks: int = 30, receipts: int = 10) -> N
         operator, user_id=user.pk, label="bench", scopes=list(authn.DEFAULT_SCOPES)
     )
     target = created[-1]
-    emit({"api_key": issued.secret, "task_id": target["id"], "task_version": target["version"]})
+    emit({"api_key": issued.secret, "task_id": str(target.id), "task_version": target.version})
 
 
 def _task_update(
-    caller: Any, context: dict[str, str], task_id: str, version: int, changes: dict[str, Any]
-) -> dict[str, Any]:
-    return services.task_update(
+    caller: Any, context: dict[str, str], task_id: Any, version: int, changes: dict[str, Any]
+) -> TaskUpdateOut:
+    return services.task_update.call(
         caller,
         {"write_context": context, "task_id": task_id, "expected_version": version, **changes},
     )
@@ -262,14 +261,14 @@ def context_queries(*, api_key: str) -> None:
     with CaptureQueriesContext(connection) as whole:
         caller = authn.authenticate(f"Bearer {api_key}", resource="mcp", request_id="bench")
         with CaptureQueriesContext(connection) as operation:
-            result = selectors.continuity_context(caller, {})
-    body = json.dumps(result, ensure_ascii=False, separators=(",", ":")).encode()
+            result = selectors.continuity_context.call(caller, {})
+    body = json.dumps(result.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
     emit(
         {
             "request_queries": len(whole.captured_queries),
             "operation_queries": len(operation.captured_queries),
-            "bytes": len(body),
-            "memories_listed": len(result["memories"]),
+            "bytes": len(body.encode()),
+            "memories_listed": len(result.memories),
         }
     )
 

@@ -1,4 +1,5 @@
-"""Fuzz /mcp over HTTP at scale: the generators of tests/mcp/fuzzing.py, 10,000+ requests.
+"""Fuzz /mcp over HTTP at scale: the generators of tests/continuity/mcp/fuzzing.py, 10,000+
+requests.
 
 Run by hand from the repository root (not by `make test`):
 
@@ -13,9 +14,9 @@ on 127.0.0.1, as bench/mcp_latency.py does. With --url it fuzzes that server wit
 (it must serve the Host of the URL; point it only at a server you own: it sends writes).
 
 Requests go one at a time over one keep-alive connection. It prints the count of each answer
-class (tests/mcp/fuzzing.py defines them) and the time; the exit status is 1 when any answer
-is `unexpected` (a 5xx, a -32603, a plain-text refusal, a 202 owed an answer...). Bounded by
---requests and --time-limit (requests past the limit are generated but not sent).
+class (tests/continuity/mcp/fuzzing.py defines them) and the time; the exit status is 1 when any
+answer is `unexpected` (a 5xx, a -32603, a plain-text refusal, a 202 owed an answer...). Bounded
+by --requests and --time-limit (requests past the limit are generated but not sent).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from bench.mcp_latency import (  # noqa: E402
     start_server,
     stop_server,
 )
-from tests.mcp import fuzzing  # noqa: E402
+from tests.continuity.mcp import fuzzing  # noqa: E402
 
 PROTOCOL_VERSION = "2025-11-25"
 

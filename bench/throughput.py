@@ -13,7 +13,7 @@ through the services (bench/fixtures.py) and then, in this order:
   connection, run the same transactions HeyAira runs for `task_update` with a work receipt and
   for `memory_add` with an idempotency key, statement for statement (bench/floor.py), for
   `--seconds` each; the best of them is that operation's floor;
-- then HeyAira: gunicorn with `--workers` workers of `--worker-class` (heyaira.workers: each new
+- then HeyAira: gunicorn with `--workers` workers of `--worker-class` (runtime.workers: each new
   connection to the worker holding the fewest) and DEBUG off; for each transport (MCP JSON-RPC
   POSTs to /mcp, REST on /api/v1/), operation and client count, that many keep-alive
   connections from this process (a minimal asyncio HTTP/1.1 client, so that the load generator
@@ -368,7 +368,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--db-name", default="heyaira_bench_throughput")
     parser.add_argument("--keep-database", action="store_true")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--worker-class", default="heyaira.workers.BalancedUvicornWorker")
+    parser.add_argument("--worker-class", default="runtime.workers.BalancedUvicornWorker")
     parser.add_argument("--clients", default="8,32")
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--floor-processes", default="2,8")

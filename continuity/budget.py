@@ -1,7 +1,7 @@
 """Byte-budgeted previews for continuity_context.
 
-The recovery index must stay under a fixed JSON size whatever the project holds (DESIGN section
-5). The response is first measured with every preview empty; what remains of the budget is then
+The recovery index stays under a fixed JSON size whatever the project holds (docs/architecture.md).
+The response is first measured with every preview empty; what remains of the budget is then
 shared among the previews by water-filling: short texts keep their full length and the long ones
 split the rest in proportion to their weight. So a project of short notes gets whole previews,
 and an adversarial one still cannot push the response past the budget.

@@ -38,7 +38,7 @@ class TaskStatus(models.TextChoices):
 
 OPEN_STATUSES = (TaskStatus.TODO, TaskStatus.IN_PROGRESS, TaskStatus.BLOCKED)
 
-# DESIGN section 5: done and cancelled are final.
+# docs/architecture.md, "The continuity protocol": done and cancelled are final.
 TRANSITIONS: dict[str, frozenset[str]] = {
     TaskStatus.TODO: frozenset({TaskStatus.IN_PROGRESS, TaskStatus.BLOCKED, TaskStatus.CANCELLED}),
     TaskStatus.IN_PROGRESS: frozenset(
@@ -248,7 +248,7 @@ class IdempotencyRecord(models.Model):
 
 
 class StateVersion(models.Model):
-    """One immutable version of an agent's running summary (DESIGN section 9)."""
+    """One immutable version of an agent's running summary (docs/architecture.md)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")

@@ -1,18 +1,18 @@
 """The result shape of every continuity operation, as typed models.
 
-The presenters (continuity.presenters) and the selectors build these results as plain dicts;
-these models say what they contain, generate each MCP tool's outputSchema, and the tests check
-every result against them. A field added to a presenter must be added here too, or the tests
-fail: SDK clients refuse a result that its schema does not describe.
+Every operation returns one of these (built by continuity.presenters and the selectors); each
+transport sends `model_dump(mode="json")` of it, fields in the order declared here. The same
+models generate each MCP tool's outputSchema and the REST schema, so what a client is promised
+is what it receives.
 """
 
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PlainSerializer
 
 from core.access import CredentialKind, Role
 
@@ -23,6 +23,13 @@ class Output(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def rfc3339(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# In JSON a time is RFC 3339 in UTC to the millisecond ("2026-01-02T03:04:05.678Z"); its schema
+# stays pydantic's "date-time".
+Timestamp = Annotated[datetime, PlainSerializer(rfc3339, return_type=str, when_used="json")]
 # "minimum": 1 rather than pydantic's "exclusiveMinimum": 0: the same rule, read by every
 # validator alike.
 PositiveInt = Annotated[int, Field(ge=1)]
@@ -87,7 +94,7 @@ class MemoryAckOut(Output):
     kind: Kind
     title: str
     supersedes: uuid.UUID | None
-    created_at: datetime
+    created_at: Timestamp
 
 
 class MemoryOut(Output):
@@ -100,7 +107,7 @@ class MemoryOut(Output):
     supersedes: uuid.UUID | None
     superseded_by: uuid.UUID | None
     author: str
-    created_at: datetime
+    created_at: Timestamp
 
 
 class MemoryGetOut(Output):
@@ -113,7 +120,7 @@ class SearchHitOut(Output):
     title: str
     preview: str
     supersedes: uuid.UUID | None
-    created_at: datetime
+    created_at: Timestamp
 
 
 class MemorySearchOut(Output):
@@ -134,7 +141,7 @@ class TaskAckOut(Output):
     title: str
     status: Status
     version: PositiveInt
-    created_at: datetime
+    created_at: Timestamp
 
 
 class LeaseHolderOut(Output):
@@ -145,7 +152,7 @@ class LeaseHolderOut(Output):
 class LeaseOut(Output):
     # The claiming session and when its lease ends (server time); it may have ended already.
     holder: LeaseHolderOut
-    expires_at: datetime
+    expires_at: Timestamp
 
 
 class TaskOut(Output):
@@ -163,8 +170,8 @@ class TaskOut(Output):
     lease: LeaseOut | None
     created_by: str
     updated_by: str
-    created_at: datetime
-    updated_at: datetime
+    created_at: Timestamp
+    updated_at: Timestamp
 
 
 class TestRunOut(Output):
@@ -183,7 +190,7 @@ class ReceiptOut(Output):
     blockers: list[str]
     task_version: PositiveInt
     author: str
-    created_at: datetime
+    created_at: Timestamp
 
 
 class TaskGetOut(Output):
@@ -201,8 +208,8 @@ class TaskListItemOut(Output):
     repository_ref: RepositoryRefOut | None
     blocked_by: list[uuid.UUID]
     ready: bool
-    created_at: datetime
-    updated_at: datetime
+    created_at: Timestamp
+    updated_at: Timestamp
 
 
 class TaskListOut(Output):
@@ -244,7 +251,7 @@ class StateAckOut(Output):
     agent: str
     version: PositiveInt
     chars: NonNegativeInt
-    created_at: datetime
+    created_at: Timestamp
 
 
 class StateOut(Output):
@@ -252,7 +259,7 @@ class StateOut(Output):
     version: PositiveInt
     body: str
     author: str
-    created_at: datetime
+    created_at: Timestamp
 
 
 class StateGetOut(Output):
@@ -276,12 +283,12 @@ class ContextMemoryOut(Output):
     preview: str
     chars: NonNegativeInt
     supersedes: uuid.UUID | None
-    created_at: datetime
+    created_at: Timestamp
 
 
 class ContextLeaseOut(Output):
     holder: LeaseHolderOut
-    expires_at: datetime
+    expires_at: Timestamp
     # live: held until expires_at; expiring: yours, and under a third of it is left; expired:
     # task_claim_next will take it over.
     state: Literal["live", "expiring", "expired"]
@@ -300,7 +307,7 @@ class ContextTaskOut(Output):
     waiting_on_count: NonNegativeInt
     waiting_on: Annotated[list[uuid.UUID], Field(max_length=3)]
     lease: ContextLeaseOut | None
-    updated_at: datetime
+    updated_at: Timestamp
 
 
 class ContextReceiptOut(Output):
@@ -310,7 +317,7 @@ class ContextReceiptOut(Output):
     summary: str
     tests: dict[TestResult, PositiveInt]
     commit_count: NonNegativeInt
-    created_at: datetime
+    created_at: Timestamp
 
 
 class ContextStateOut(Output):
@@ -318,7 +325,7 @@ class ContextStateOut(Output):
     version: PositiveInt
     preview: str
     chars: NonNegativeInt
-    created_at: datetime
+    created_at: Timestamp
 
 
 class LimitsOut(Output):

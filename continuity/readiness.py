@@ -1,7 +1,7 @@
 """What "ready" means, as query expressions shared by the reads and task_claim_next.
 
 A task is ready when it is `todo` (todo tasks have no claimant: a claim moves the task to
-in_progress) and every task it is blocked by is `done` (DESIGN section 5, "Dependencies"). Both
+in_progress) and every task it is blocked by is `done` (docs/architecture.md). Both
 are computed inside the query that reads the tasks, so a list or the recovery index costs no
 extra query for them.
 """

@@ -1,4 +1,4 @@
-"""Acceptance rules for a running-summary body (DESIGN section 9).
+"""Acceptance rules for a running-summary body (docs/architecture.md, "The continuity protocol").
 
 A summarizer model sometimes returns a refusal, an error message, or a summary followed by a
 chatty paragraph addressed to the reader ("Let me know if..."). The first two must never replace

@@ -1,7 +1,7 @@
 """Who may do what: roles, scopes, capabilities and the Caller, decided in this one module.
 
-Effective capability = role capability AND credential scope (DESIGN section 4). Anything not
-granted here is denied.
+Effective capability = role capability AND credential scope (docs/architecture.md, "The tenancy
+rule"). Anything not granted here is denied.
 """
 
 from __future__ import annotations
@@ -104,8 +104,8 @@ def privileged(role: str) -> bool:
 
 
 def roles_grantable_by(role: Role) -> list[Role]:
-    """The roles a person with this role may give, change or take away (DESIGN section 4):
-    owners all four, admins viewer and contributor, everyone else none."""
+    """The roles a person with this role may give, change or take away (docs/architecture.md, "The
+    tenancy rule"): owners all four, admins viewer and contributor, everyone else none."""
     capabilities = ROLE_CAPABILITIES[role]
     if Capability.OWN in capabilities:
         return list(Role)

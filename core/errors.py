@@ -1,4 +1,4 @@
-"""The one typed error hierarchy. Each error carries a stable, pinned `code` (DESIGN section 5).
+"""The one typed error hierarchy. Each error carries a stable, pinned `code` (docs/architecture.md).
 
 Transports map these once each (MCP: tool error results; REST: status codes); services raise
 them and nothing else for expected failures.
@@ -135,7 +135,7 @@ class LeaseLost(HeyAiraError):
         )
 
 
-# Every code a client can receive, in the order of DESIGN section 5.
+# Every code a client can receive, in the order of docs/architecture.md, "Error codes".
 ERROR_CODES: tuple[str, ...] = (
     Unauthenticated.code,
     Forbidden.code,

@@ -1,7 +1,7 @@
 """The one way to fetch a row of the caller's project by id: it is there, or it is `not_found`.
 
 A row of another project answers exactly like an id that does not exist, so existence never
-leaks across the tenant boundary (DESIGN section 4).
+leaks across the tenant boundary (docs/architecture.md, "The tenancy rule").
 """
 
 from __future__ import annotations

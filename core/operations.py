@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
 import pydantic
 from django.db import transaction
@@ -22,13 +22,20 @@ from core.database import retry_lost_connection, unavailable_from, unreachable
 from core.errors import HeyAiraError, ValidationError, WriteContextMismatch
 from core.stepup import require_scopes
 
+# The input model's fields, as keyword arguments (the pydantic mypy plugin gives a model's
+# __init__ its field names).
+Fields = ParamSpec("Fields")
 InputT = TypeVar("InputT", bound=pydantic.BaseModel)
 ResultT = TypeVar("ResultT")
 
 Body = Callable[[Caller, InputT, AuditNote], ResultT]
+# The arguments as they arrived (a JSON object), or how to read them: a transport that can refuse
+# them for reasons of its own (REST: its headers, a body that is not an object) passes a reader,
+# which runs after the capability check, its refusals audited like the model's.
+Arguments = Mapping[str, Any] | Callable[[], Mapping[str, Any]]
 
 
-class Once(Protocol):
+class Once(Protocol[ResultT]):
     """How an append runs at most once per idempotency key: `create` on the first use of a key,
     the stored result on a retry. The app that stores the keys supplies it (continuity's
     run_once); the Operation calls it with its own name, inside its transaction."""
@@ -37,14 +44,18 @@ class Once(Protocol):
         self,
         caller: Caller,
         operation: str,
-        args: Any,
+        args: pydantic.BaseModel,
         note: AuditNote,
-        create: Callable[[], Any],
-    ) -> Any: ...
+        create: Callable[[], ResultT],
+    ) -> ResultT: ...
 
 
-class Operation(Generic[InputT, ResultT]):
-    """A named, audited operation: call it with a Caller and the arguments."""
+class Operation(Generic[Fields, InputT, ResultT]):
+    """A named, audited operation taking an InputT and returning a ResultT.
+
+    Code calls it with a Caller and the input's fields by name (`task_get(caller, task_id=…)`,
+    names checked by mypy); a transport passes the arguments as they arrived to `call`.
+    """
 
     def __init__(
         self,
@@ -52,33 +63,37 @@ class Operation(Generic[InputT, ResultT]):
         body: Body[InputT, ResultT],
         *,
         capability: Capability,
-        input_model: type[InputT],
+        input_model: Callable[Fields, InputT],
         writes: bool,
-        once: Once | None = None,
+        once: Once[ResultT] | None = None,
     ) -> None:
         self.name = name
         self.body = body
         self.capability = capability
-        self.input_model = input_model
+        # A model class: typed as its constructor above only to lend its fields to __call__.
+        self.input_model = cast("type[InputT]", input_model)
         self.writes = writes
         self.once = once
         functools.update_wrapper(self, body)
 
-    def __call__(
-        self, caller: Caller, arguments: Mapping[str, Any] | InputT | None = None, **kwargs: Any
-    ) -> ResultT:
-        return self.noted(caller, arguments if arguments is not None else kwargs, AuditNote())
+    def __call__(self, caller: Caller, /, *args: Fields.args, **kwargs: Fields.kwargs) -> ResultT:
+        if args:
+            raise TypeError(f"{self.name} takes its input fields by name")
+        return self.call(caller, kwargs)
 
-    def noted(
-        self, caller: Caller, arguments: Mapping[str, Any] | InputT, note: AuditNote
+    def call(
+        self,
+        caller: Caller,
+        arguments: Arguments | InputT,
+        note: AuditNote | None = None,
     ) -> ResultT:
         """Call it, keeping what its audit row says in `note` (REST reads the outcome: an
         idempotent replay answers with a header)."""
-        # A scope shortfall is a step-up, answered and audited the same way on every transport.
-        require_scopes(caller, self.name, self.capability)
+        note = AuditNote() if note is None else note
+        self.require_scopes(caller)
         try:
             caller.require(self.capability)
-            args = parse_input(self.input_model, arguments)
+            args = parse_input(self.input_model, arguments() if callable(arguments) else arguments)
             check_write_context(caller, args)
             return self._execute(caller, args, note)
         except HeyAiraError as error:
@@ -95,6 +110,13 @@ class Operation(Generic[InputT, ResultT]):
             audit = defer_after_failure if unreachable(error) else record_after_failure
             audit(caller, self.name, note, unavailable.code)
             raise unavailable from error
+
+    def require_scopes(self, caller: Caller) -> None:
+        """The first check of the order: a scope shortfall is a step-up (core.stepup), answered
+        and audited the same way on every transport. A transport that must refuse before any
+        operation of a request runs (a JSON-RPC batch, a request the MCP SDK serves) asks it
+        on its own first."""
+        require_scopes(caller, self.name, self.capability)
 
     def _execute(self, caller: Caller, args: InputT, note: AuditNote) -> ResultT:
         """Run the body once, or twice when the connection died before anything was committed
@@ -135,11 +157,11 @@ def operation(
     name: str,
     *,
     capability: Capability,
-    input_model: type[InputT],
+    input_model: Callable[Fields, InputT],
     writes: bool = True,
-    once: Once | None = None,
-) -> Callable[[Body[InputT, ResultT]], Operation[InputT, ResultT]]:
-    def wrap(body: Body[InputT, ResultT]) -> Operation[InputT, ResultT]:
+    once: Once[ResultT] | None = None,
+) -> Callable[[Body[InputT, ResultT]], Operation[Fields, InputT, ResultT]]:
+    def wrap(body: Body[InputT, ResultT]) -> Operation[Fields, InputT, ResultT]:
         return Operation(
             name, body, capability=capability, input_model=input_model, writes=writes, once=once
         )

@@ -14,13 +14,14 @@
   version another writer took first). A conflict aborts nothing, so no savepoint is needed.
 
 PostgreSQL and SQLite (3.35 and later) support both. They build on the ORM's own query
-compilers, so values are prepared and converted exactly as the ORM does it.
+compilers, so values are prepared and converted exactly as the ORM does it; what of Django's
+internals that takes is in core.framework_internals, and this module uses public API only.
 
 On PostgreSQL they run on a cursor that sends the values apart from the statement's text
 (`bound_cursor`): Django's own cursors quote every value into the text on the client, which
 cost more CPU than anything else psycopg does for these statements, and a statement whose
 text never changes can then stay prepared on its connection (psycopg prepares it from its
-fifth run). Through PgBouncer they go as Django's do (heyaira.envconfig, heyaira.pgbouncer).
+fifth run). Through PgBouncer they go as Django's do (heyaira.envconfig, runtime.pgbouncer).
 """
 
 from __future__ import annotations
@@ -31,9 +32,13 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from django.db import connections, models, router
-from django.db.models.constants import OnConflict
-from django.db.models.query import get_related_populators  # type: ignore[attr-defined]
-from django.db.models.sql import UpdateQuery
+
+from core.framework_internals import (
+    CompiledQuery,
+    compile_for_update,
+    converted_row,
+    server_binding_cursor,
+)
 
 M = TypeVar("M", bound=models.Model)
 R = TypeVar("R")
@@ -49,25 +54,7 @@ def bound_cursor(connection: Any) -> Any:
         "prepare_threshold"
     ):
         return connection.cursor()
-    from django.db.backends.postgresql.base import (  # type: ignore[attr-defined]
-        TIMESTAMPTZ_OID,
-        ServerBindingCursor,
-    )
-    from django.db.backends.postgresql.psycopg_any import (  # type: ignore[import-untyped]
-        register_tzloader,
-    )
-    from psycopg.pq import Format
-
-    # What Django's cursor() does, with the cursor class of server_side_binding (which Django
-    # would otherwise use for every query of the process, the admin's and the web UI's too).
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        cursor = ServerBindingCursor(connection.connection)
-        loader = connection.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
-        if connection.timezone != loader.timezone:
-            register_tzloader(connection.timezone, cursor)
-        return connection._prepare_cursor(cursor)
+    return server_binding_cursor(connection)
 
 
 class CompiledSelect(Generic[M]):
@@ -83,7 +70,7 @@ class CompiledSelect(Generic[M]):
 
     def first(self, using: str, **values: str) -> M | None:
         compiled = self._compiled(using)
-        params = [values[slot] if slot else fixed for slot, fixed in compiled.params]
+        params = [values[slot] if slot else fixed for slot, fixed in compiled.slots]
         with bound_cursor(connections[using]) as cursor:
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchmany(1)
@@ -95,39 +82,21 @@ class CompiledSelect(Generic[M]):
         cache: dict[str, _Compiled] = self._local.__dict__.setdefault("cache", {})
         if using not in cache:
             placeholders = {name: f"\x00{name}\x00" for name in self.names}
-            query = self.build(**placeholders).query
-            cache[using] = _Compiled(query.get_compiler(using), placeholders)
+            cache[using] = _Compiled(self.build(**placeholders).query, using, placeholders)
         return cache[using]
 
 
-class _Compiled:
-    def __init__(self, compiler: Any, placeholders: dict[str, str]) -> None:
-        self.sql, fixed = compiler.as_sql()
-        slots = {value: name for name, value in placeholders.items()}
-        self.params = [
-            (slots.get(value) if isinstance(value, str) else None, value) for value in fixed
-        ]
-        if sorted(slot for slot, _ in self.params if slot) != sorted(placeholders):
-            raise ValueError("each placeholder must appear exactly once in the query")
-        self.compiler = compiler
-        info = compiler.klass_info
-        self.model = info["model"]
-        start, end = info["select_fields"][0], info["select_fields"][-1] + 1
-        self.span = (start, end)
-        self.init_list = [column[0].target.attname for column in compiler.select[start:end]]
-        self.annotations = dict(compiler.annotation_col_map or {})
-        self.populators = (info, compiler.select)
+class _Compiled(CompiledQuery):
+    """The query compiled with a placeholder string where each value goes."""
 
-    def instance(self, using: str, rows: list[Any]) -> Any:
-        """ModelIterable's work for one row: converters, the model, its related objects."""
-        row = next(iter(self.compiler.results_iter(results=[rows])))
-        start, end = self.span
-        obj = self.model.from_db(using, self.init_list, row[start:end])
-        for populator in get_related_populators(*self.populators, using):
-            populator.populate(row, obj)
-        for name, position in self.annotations.items():
-            setattr(obj, name, row[position])
-        return obj
+    def __init__(self, query: Any, using: str, placeholders: dict[str, str]) -> None:
+        super().__init__(query, using)
+        slots = {value: name for name, value in placeholders.items()}
+        self.slots = [
+            (slots.get(value) if isinstance(value, str) else None, value) for value in self.params
+        ]
+        if sorted(slot for slot, _ in self.slots if slot) != sorted(placeholders):
+            raise ValueError("each placeholder must appear exactly once in the query")
 
 
 class Returning:
@@ -144,15 +113,7 @@ class Returning:
         """(names, SQL to append to RETURNING, its parameters) for an UPDATE of `model`."""
         key = (model, using)
         if key not in self._compiled:
-            query = UpdateQuery(model)  # its base alias is the table's name, as in the UPDATE
-            compiler = query.get_compiler(using)
-            names, parts, params = [], [], []
-            for name, expression in self.build().items():
-                sql, more = compiler.compile(expression.resolve_expression(query))
-                names.append(name)
-                parts.append(sql)
-                params.extend(more)
-            self._compiled[key] = (names, ", ".join(parts), tuple(params))
+            self._compiled[key] = compile_for_update(model, using, self.build())
         return self._compiled[key]
 
 
@@ -203,18 +164,8 @@ def update_returning(
     if len(found) > 1:
         raise ValueError("update_returning updated more than one row")
     using = using_for(model)
-    connection = connections[using]
-    meta = model._meta
-    fields = meta.concrete_fields
-    converted = []
-    for field, value in zip(fields, found[0], strict=False):
-        column = field.get_col(meta.db_table)
-        # What the ORM's own SELECT applies: the backend's converters, then the field's.
-        for convert in connection.ops.get_db_converters(column) + column.get_db_converters(
-            connection
-        ):
-            value = convert(value, column, connection)
-        converted.append(value)
+    fields = model._meta.concrete_fields
+    converted = converted_row(model, connections[using], found[0])
     instance = model.from_db(using, [field.attname for field in fields], converted)
     for name, value in zip(extra[0], found[0][len(fields) :], strict=True):
         setattr(instance, name, value)
@@ -359,15 +310,12 @@ def _insert_statement(
         if hasattr(field, "get_placeholder") or field.db_default is not models.NOT_PROVIDED:
             raise ValueError(f"insert_row cannot insert {model.__name__}.{field.name}")
     quote = connection.ops.quote_name
-    conflict = OnConflict.IGNORE if unless_taken else None
     columns = ", ".join(quote(field.column) for field in fields)
     values = ", ".join(["%s"] * len(fields))
-    table = quote(model._meta.db_table)
-    insert = connection.ops.insert_statement(on_conflict=conflict)
-    suffix = connection.ops.on_conflict_suffix_sql(fields, conflict, None, None)
-    # Quoted names from the model and placeholders only: no value is in the text.
-    statement = f"{insert} {table} ({columns}) VALUES ({values}) {suffix}"
-    return statement.rstrip(), fields
+    # Quoted names from the model and placeholders only: no value is in the text. PostgreSQL
+    # and SQLite (3.24 and later) both skip a row that breaks a unique constraint this way.
+    statement = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ({values})"  # noqa: S608
+    return statement + (" ON CONFLICT DO NOTHING" if unless_taken else ""), fields
 
 
 def insert_unless_taken(row: models.Model) -> bool:

@@ -1,8 +1,9 @@
 """Step-up: the one answer to a credential whose role allows an operation but whose scopes do not.
 
-Both transports call this before the operation runs: REST (and every in-process caller) through
-the Operation wrapper, MCP in its ASGI wrapper before the SDK sees the request, because a
-step-up is an HTTP 403 with a challenge and not a tool result. So the rule is written once:
+The Operation raises it, as the first check of its order (core.operations,
+`Operation.require_scopes`); the transports answer it as an HTTP 403 with a challenge, not a
+tool result. A transport that must refuse before any operation of a request runs (a JSON-RPC
+batch, a request the MCP SDK serves) asks the Operation first. So the rule is written once:
 
 - the refusal is audited exactly once: the operation's name, outcome `rejected`, code
   `forbidden`, target type `scope` with the missing scopes as the target id (no secret);

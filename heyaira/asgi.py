@@ -1,5 +1,5 @@
 """The one ASGI application: the MCP endpoint at exactly /mcp, the REST API under /api/v1/ on
-the database threads (heyaira.api_handler), static files under /static/, Django for everything
+the database threads (runtime.api_handler), static files under /static/, Django for everything
 else. Before any of them, every HTTP request's body is capped (heyaira.bodies): nothing reads
 more than its path's cap, authenticated or not.
 
@@ -28,10 +28,10 @@ django_application = or_exit_on_config_error(get_asgi_application)
 from audit.recorder import log_pending  # noqa: E402
 from continuity.mcp.asgi import McpEndpoint  # noqa: E402
 from continuity.mcp.server import build_session_manager  # noqa: E402
-from heyaira import pool_checks  # noqa: E402
-from heyaira.api_handler import ApiHandler  # noqa: E402
 from heyaira.bodies import BodyLimits, capped  # noqa: E402
 from heyaira.proxies import client_address, forwarded_values  # noqa: E402
+from runtime import pool_checks  # noqa: E402
+from runtime.api_handler import ApiHandler  # noqa: E402
 
 MCP_PATH = "/mcp"
 API_PREFIX = "/api/v1/"

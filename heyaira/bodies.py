@@ -28,9 +28,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from audit.models import Outcome
 from audit.noise import count_rejection
 from audit.recorder import SecurityContext, record_security_event
-from continuity.mcp.orm import run_orm
 from core.errors import ValidationError
 from core.request_ids import request_id_from
+from runtime.orm import run_orm
 
 logger = logging.getLogger(__name__)
 

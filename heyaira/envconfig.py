@@ -12,11 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import urlsplit
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from heyaira import pool_checks
+from runtime import pool_checks
 
 T = TypeVar("T")
 
@@ -177,46 +178,53 @@ def database_from_url(
     PostgreSQL the statement and lock timeouts are session settings sent when each connection
     opens, so pooled connections keep them and every request (MCP, REST, admin) has them.
     With `pgbouncer` (DATABASE_URL names PgBouncer in transaction mode) there are no session
-    settings: the timeouts go with each statement as SET LOCAL (heyaira.pgbouncer), and
+    settings: the timeouts go with each statement as SET LOCAL (runtime.pgbouncer), and
     server-side cursors and prepared statements are off.
     """
     limits = limits or DatabaseLimits()
-    parts = urlsplit(url)
-    if parts.scheme == "sqlite":
-        return _sqlite_database(url, parts.netloc, parts.path, base_dir)
-    if parts.scheme in ("postgres", "postgresql") and pgbouncer:
-        database = _postgres_database(url, parts)
-        database["ENGINE"] = "heyaira.pgbouncer"
-        database["TRANSACTION_LOCAL_SETTINGS"] = _transaction_local(limits)
-        database["DISABLE_SERVER_SIDE_CURSORS"] = True
-        database["OPTIONS"]["prepare_threshold"] = None
+    try:
+        parsed: dict[str, Any] = dict(dj_database_url.parse(url))
+    except dj_database_url.UnknownSchemeError:
+        parsed = {"ENGINE": ""}
+    except ValueError:
+        raise ConfigError(f"DATABASE_URL {_redact(url)!r} has an invalid port or quoting") from None
+    if parsed["ENGINE"] == "django.db.backends.sqlite3":
+        return _sqlite_database(url, parsed, base_dir)
+    if parsed["ENGINE"] != "django.db.backends.postgresql":
+        raise ConfigError(
+            f"DATABASE_URL scheme {urlsplit(url).scheme!r} is not supported; use sqlite:///PATH "
+            "or postgres://USER@HOST:PORT/NAME"
+        )
+    if not parsed["NAME"] or "/" in parsed["NAME"]:
+        raise ConfigError(f"DATABASE_URL {_redact(url)!r} must name one database after the host")
+    if not parsed["HOST"]:
+        raise ConfigError(f"DATABASE_URL {_redact(url)!r} names no host")
+    database = {**parsed, "PORT": str(parsed["PORT"]), "OPTIONS": parsed.get("OPTIONS", {})}
+    if pgbouncer:
         if "options" in database["OPTIONS"]:
             raise ConfigError(
                 "DATABASE_URL: PgBouncer refuses the options parameter; with "
                 "DATABASE_PGBOUNCER=true send settings per transaction instead"
             )
-        _add_pool(database, pool_size, limits)
-        return database
-    if parts.scheme in ("postgres", "postgresql"):
-        database = _postgres_database(url, parts)
+        database["ENGINE"] = "runtime.pgbouncer"
+        database["TRANSACTION_LOCAL_SETTINGS"] = _transaction_local(limits)
+        database["DISABLE_SERVER_SIDE_CURSORS"] = True
+        database["OPTIONS"]["prepare_threshold"] = None
+    else:
         database["OPTIONS"]["options"] = _session_options(limits, database["OPTIONS"])
         # Only the hot-path statements (core.statements.bound_cursor) bind on the server and so
         # can be prepared; Django's own cursors never prepare.
         database["OPTIONS"]["prepare_threshold"] = PREPARE_THRESHOLD
-        _add_pool(database, pool_size, limits)
-        return database
-    raise ConfigError(
-        f"DATABASE_URL scheme {parts.scheme!r} is not supported; use sqlite:///PATH or "
-        "postgres://USER@HOST:PORT/NAME"
-    )
+    _add_pool(database, pool_size, limits)
+    return database
 
 
-def _sqlite_database(url: str, netloc: str, path: str, base_dir: Path) -> dict[str, Any]:
-    if netloc:
+def _sqlite_database(url: str, parsed: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    if parsed["HOST"]:
         raise ConfigError(f"DATABASE_URL {url!r}: a SQLite URL has no host; use sqlite:///PATH")
-    name = path[1:] if path.startswith("/") else path
-    if not name:
+    if not urlsplit(url).path.lstrip("/"):  # dj-database-url reads it as :memory:
         raise ConfigError(f"DATABASE_URL {url!r} names no SQLite file")
+    name = parsed["NAME"]
     file = Path(name) if name.startswith("/") else base_dir / name
     file.parent.mkdir(parents=True, exist_ok=True)
     return {
@@ -236,41 +244,19 @@ def _sqlite_database(url: str, netloc: str, path: str, base_dir: Path) -> dict[s
 PREPARE_THRESHOLD = 5
 
 
-def _postgres_database(url: str, parts: Any) -> dict[str, Any]:
-    name = unquote(parts.path.lstrip("/"))
-    if not name or "/" in name:
-        raise ConfigError(f"DATABASE_URL {_redact(url)!r} must name one database after the host")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ConfigError(f"DATABASE_URL {_redact(url)!r} has an invalid port") from None
-    if not parts.hostname:
-        raise ConfigError(f"DATABASE_URL {_redact(url)!r} names no host")
-    options = dict(parse_qsl(parts.query, keep_blank_values=False, strict_parsing=False))
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": name,
-        "USER": unquote(parts.username or ""),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": parts.hostname,
-        "PORT": str(port or ""),
-        "OPTIONS": options,
-    }
-
-
 def _add_pool(database: dict[str, Any], pool_size: int, limits: DatabaseLimits) -> None:
     if pool_size > 0:
         database["OPTIONS"]["pool"] = {
             "min_size": 1,
             "max_size": pool_size,
             "timeout": limits.pool_timeout_ms / 1000,
-            # When a connection came back: heyaira.pool_checks skips the check for a while.
+            # When a connection came back: runtime.pool_checks skips the check for a while.
             "reset": pool_checks.note_given_back,
         }
 
 
 def _transaction_local(limits: DatabaseLimits) -> str:
-    """The SET LOCAL prefix of every statement behind PgBouncer (heyaira.pgbouncer)."""
+    """The SET LOCAL prefix of every statement behind PgBouncer (runtime.pgbouncer)."""
     return (
         f"SET LOCAL statement_timeout = {limits.statement_timeout_ms}; "
         f"SET LOCAL lock_timeout = {limits.lock_timeout_ms}; "

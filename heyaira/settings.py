@@ -1,4 +1,4 @@
-"""HeyAira settings: one module, every deployment value from the environment (DESIGN section 8).
+"""Settings: one module, every deployment value from the environment (README, "Configuration").
 
 Malformed values stop the start (see envconfig). SQLite is the default database so that a fresh
 clone runs with nothing installed; set DATABASE_URL=postgres://... for PostgreSQL.
@@ -328,7 +328,7 @@ EMAIL_BACKEND = env_str(
 # process; with several workers or hosts set CACHE_URL=redis://... so the limits are shared.
 CACHES = {"default": cache_from_url(env_str("CACHE_URL", "locmem://"))}
 
-# OAuth 2.1 (DESIGN section 6, shared/OAUTH.md). All five DOT models are swapped into
+# OAuth 2.1 (docs/oauth.md). All five DOT models are swapped into
 # the identity app (label oauth) so that grants and tokens carry their project.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth.Application"
 OAUTH2_PROVIDER_GRANT_MODEL = "oauth.Grant"

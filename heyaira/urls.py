@@ -12,7 +12,7 @@ urlpatterns = [
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("api/", include("continuity.api.urls")),
-    # OAuth: discovery documents at the origin root, endpoints under /oauth/ (DESIGN section 6).
+    # OAuth: discovery documents at the origin root, endpoints under /oauth/ (docs/oauth.md).
     path("", include("identity.urls")),
     # The pages people use: the front door at /.
     path("", include("web.urls")),

@@ -1,5 +1,5 @@
 """HeyAira's OAuth 2.1 authorization server, built on django-oauth-toolkit.
 
-Tokens here are bound to (user, project, audience, scopes); see DESIGN sections 4 and 6 and
-shared/OAUTH.md for the decisions behind every setting.
+Tokens here are bound to (user, project, audience, scopes); see docs/architecture.md ("The
+tenancy rule") and docs/oauth.md for what every setting adds up to.
 """

@@ -9,8 +9,8 @@ there (never from a query string or a body):
 - project API keys (`hak_...`), valid at both resources.
 
 The Caller's role is always the user's *current* role; its scopes are the credential's, so the
-effective capability is role AND scope (DESIGN section 4). Failures raise AuthenticationFailed,
-which carries the complete HTTP answer (status, WWW-Authenticate, error body).
+effective capability is role AND scope (docs/architecture.md, "The tenancy rule"). Failures raise
+AuthenticationFailed, which carries the complete HTTP answer (status, WWW-Authenticate, error body).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Audit events in the admin: read-only for everyone, superusers included.
 
-Owners and admins see their projects' events; people granted view_project_audit on a project
-(auditors who are not members) see that project's events.
+Each person sees the events of the projects whose audit log they may read
+(projects.audit_log.readable_projects: the same rule as the web pages and the operations).
 """
 
 from __future__ import annotations
@@ -9,27 +9,18 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 from audit.models import AuditEvent
-from projects.admin_support import projects_with
+from projects import audit_log
 from projects.models import Project
 
 
-def audit_readable_projects(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
-    """The projects whose audit log this person may read, here and at /audit/ (superusers:
-    every project)."""
-    # Owners and admins hold manage_members (derived from their role); auditors hold
-    # view_project_audit, granted by an owner.
-    return projects_with(user, "manage_members") | projects_with(user, "view_project_audit")
-
-
 def readable_projects(request: HttpRequest) -> QuerySet[Project]:
-    return audit_readable_projects(request.user)
+    return audit_log.readable_projects(request.user)
 
 
 # Values longer than this are cut in the list (with the full value on hover and on the
@@ -94,13 +85,9 @@ class AuditEventAdmin(admin.ModelAdmin):
         return readable_projects(request).exists()
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        readable = readable_projects(request)
         if obj is None:
-            return readable.exists()
-        return (
-            getattr(request.user, "is_superuser", False)
-            or readable.filter(pk=obj.project_id).exists()
-        )
+            return readable_projects(request).exists()
+        return audit_log.may_read_audit(request.user, obj.project_id)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

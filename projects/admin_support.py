@@ -21,6 +21,10 @@ from guardian.shortcuts import get_objects_for_user
 
 from core.access import Caller, Role, roles_grantable_by
 from core.errors import HeyAiraError
+from core.framework_internals import (
+    change_view_outside_transaction,
+    delete_view_outside_transaction,
+)
 from projects.callers import session_caller
 from projects.models import Project
 from projects.roles import member_role
@@ -175,13 +179,13 @@ class ServiceBackedAdmin(admin.ModelAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        return self._changeform_view(request, object_id, form_url, extra_context)  # type: ignore[attr-defined]
+        return change_view_outside_transaction(self, request, object_id, form_url, extra_context)
 
     def delete_view(
         self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         try:
-            return self._delete_view(request, object_id, extra_context)  # type: ignore[attr-defined]
+            return delete_view_outside_transaction(self, request, object_id, extra_context)
         except HeyAiraError as error:
             self.message_user(request, error.message, level=messages.ERROR)
             return HttpResponseRedirect(request.path.rsplit("delete/", 1)[0])

@@ -1,14 +1,45 @@
-"""Reading a project's audit log (admins and owners; auditors through the web UI later)."""
+"""Reading a project's audit log, and the one rule for who may: the people whose role holds
+READ_AUDIT in core.access's capability table (owners and admins), the auditors an owner named
+(projects.auditors), and superusers. The admin, the web pages and the operations all ask here.
+"""
 
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+
+from audit.filters import AuditEventFilter, filtered
 from audit.models import AuditEvent
 from audit.recorder import AuditNote
-from core.access import Caller, Capability
+from core.access import ROLE_CAPABILITIES, Caller, Capability
 from core.operations import operation
 from projects.inputs import AuditListInput
+from projects.models import AuditorGrant, Membership, Project
+
+# The roles whose members read their project's audit log, as the capability table says.
+READER_ROLES = tuple(
+    role for role, held in ROLE_CAPABILITIES.items() if Capability.READ_AUDIT in held
+)
+
+
+def readable_projects(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
+    """The projects whose audit log `user` may read (superusers: every project)."""
+    if not user.is_authenticated or not user.is_active:
+        return Project.objects.none()
+    if getattr(user, "is_superuser", False):
+        return Project.objects.all()
+    by_role = Membership.objects.filter(user_id=user.pk, role__in=READER_ROLES)
+    as_auditor = AuditorGrant.objects.filter(user_id=user.pk)
+    return Project.objects.filter(
+        Q(pk__in=by_role.values("project_id")) | Q(pk__in=as_auditor.values("content_object_id"))
+    )
+
+
+def may_read_audit(user: AbstractBaseUser | AnonymousUser, project_id: UUID | str) -> bool:
+    return readable_projects(user).filter(pk=project_id).exists()
 
 
 def event_json(event: AuditEvent) -> dict[str, Any]:
@@ -32,9 +63,6 @@ def event_json(event: AuditEvent) -> dict[str, Any]:
 def audit_list(caller: Caller, args: AuditListInput, note: AuditNote) -> dict[str, Any]:
     """The newest audit events of the caller's project."""
     note.target("project", caller.project.pk)
-    events = AuditEvent.objects.filter(project_id=caller.project.pk)
-    if args.operation:
-        events = events.filter(operation=args.operation)
-    if args.outcome:
-        events = events.filter(outcome=args.outcome)
-    return {"events": [event_json(e) for e in events.order_by("-occurred_at", "-id")[: args.limit]]}
+    filters = AuditEventFilter(args.model_dump(include={"operation", "outcome"}, exclude_none=True))
+    events = filtered(AuditEvent.objects.filter(project_id=caller.project.pk), filters)
+    return {"events": [event_json(e) for e in events[: args.limit]]}

@@ -1,8 +1,8 @@
 """Auditors: people an owner allows to read one project's audit log without being members.
 
 The grant is the django-guardian object permission projects.view_project_audit on the Project
-(DESIGN section 4). Only owners give or take it; each grant, revocation and refusal is an
-audit event of the project.
+(docs/architecture.md, "The tenancy rule"). Only owners give or take it; each grant, revocation and
+refusal is an audit event of the project.
 """
 
 from __future__ import annotations

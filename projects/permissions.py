@@ -2,7 +2,7 @@
 
 Membership.role is the source of truth; the guardian rows only let the admin and the web UI ask
 "may this user manage this project?" the usual Django way. view_project_audit is not derived: an
-owner may grant it to an auditor who is not a member (DESIGN section 4).
+owner may grant it to an auditor who is not a member (docs/architecture.md, "The tenancy rule").
 """
 
 from __future__ import annotations

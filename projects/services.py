@@ -1,7 +1,7 @@
 """Tenancy services: projects, memberships and repository bindings. Every change is audited.
 
-Rules (DESIGN section 4): admins manage viewer and contributor memberships; only owners touch
-admin and owner memberships; a project always keeps at least one owner.
+Rules (docs/architecture.md, "The tenancy rule"): admins manage viewer and contributor memberships;
+only owners touch admin and owner memberships; a project always keeps at least one owner.
 """
 
 from __future__ import annotations

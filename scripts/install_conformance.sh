@@ -2,10 +2,10 @@
 # Installs the Node MCP tools the tests drive, and the Node they need (>= 22.19; Debian's is 20),
 # from the npm registry into .tools/conformance (git-ignored):
 #   - the MCP conformance suite, 0.1.16 and 0.2.0-alpha.12 (the npm alias conformance-next)
-#     (tests/mcp/test_conformance.py);
+#     (tests/continuity/mcp/test_conformance.py);
 #   - the TypeScript SDK 1.x (@modelcontextprotocol/sdk), the 2.x client
 #     (@modelcontextprotocol/client) and the Inspector CLI 2.x (@modelcontextprotocol/inspector)
-#     (tests/mcp/test_typescript_clients.py).
+#     (tests/continuity/mcp/test_typescript_clients.py).
 # Every package, transitive ones included, is pinned by scripts/conformance/package-lock.json
 # (`npm ci`). Idempotent: does nothing when that lock is already installed.
 set -euo pipefail

@@ -9,7 +9,7 @@ task with a receipt and one running summary there). The output is one JSON objec
 example, the arguments sent and the structured result (a tool error's `error` included).
 `--update FILE` writes each example into FILE's ```json block after its
 `<!-- example: NAME -->` marker, so the documented results are real ones;
-tests/core/test_tool_examples_doc.py checks that they still have the keys a live server returns.
+tests/docs/test_tool_examples_doc.py checks that they still have the keys a live server returns.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ async def collect(url: str, api_key: str) -> Examples:
         receipt = {
             "session_ref": f"example-session-{run}",
             "summary": "Wrote the nginx example and checked it against a local proxy.",
-            "tests": [{"name": "tests/core/test_readme_commands.py", "result": "passed"}],
+            "tests": [{"name": "tests/docs/test_readme_commands.py", "result": "passed"}],
             "commits": ["0123456789abcdef0123456789abcdef01234567"],
         }
         await call(

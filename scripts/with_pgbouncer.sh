@@ -33,7 +33,7 @@ unix_socket_dir =
 auth_type = trust
 auth_file = $dir/users.txt
 pool_mode = transaction
-; every connection is shared between transactions: session state must not exist (heyaira.pgbouncer)
+; every connection is shared between transactions: session state must not exist (runtime.pgbouncer)
 server_reset_query =
 max_client_conn = 1000
 ; PostgreSQL allows 100 connections in all: a bounded share per test database

@@ -35,5 +35,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-# Headless Chromium (tests/browser.py): `chromium`, `browser_context` and `page`.
-pytest_plugins = ["tests.browser"]
+# Headless Chromium (tests/browser.py): `chromium`, `browser_context` and `page`; the real ASGI
+# server (tests/live.py): `asgi_server`.
+pytest_plugins = ["tests.browser", "tests.live"]

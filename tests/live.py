@@ -9,8 +9,8 @@ run by one helper process per server, tests/live_shell.py), and talk to the serv
 `ConsentBrowser` plays the person for the MCP SDK's OAuthClientProvider: its redirect_handler
 follows the authorization URL through sign-in and the consent form, and its callback_handler
 returns the code from the final redirect. It posts the forms over HTTP, which is fast; the real
-path, a person in headless Chromium, is tests/oauth/test_browser_consent_sdk.py (with
-tests/oauth/chromium_consent.py). Usage (see tests/oauth/test_end_to_end_sdk.py):
+path, a person in headless Chromium, is tests/identity/test_browser_consent_sdk.py (with
+tests/identity/chromium_consent.py). Usage (see tests/identity/test_end_to_end_sdk.py):
 
     browser = ConsentBrowser(username="olivia", password="...", project_slug="alpha")
     provider = OAuthClientProvider(server_url=server.url + "/mcp", client_metadata=...,
@@ -161,8 +161,8 @@ def _manage(env: dict[str, str], *args: str) -> str:
 _templates: dict[str, str] = {}
 
 
-# Django's backend, or ours behind PgBouncer (heyaira.pgbouncer).
-POSTGRES_ENGINES = ("django.db.backends.postgresql", "heyaira.pgbouncer")
+# Django's backend, or ours behind PgBouncer (runtime.pgbouncer).
+POSTGRES_ENGINES = ("django.db.backends.postgresql", "runtime.pgbouncer")
 
 
 def _postgres() -> bool:
@@ -268,7 +268,7 @@ def direct_port() -> str | None:
 
 
 def behind_pgbouncer() -> bool:
-    return bool(settings.DATABASES["default"]["ENGINE"] == "heyaira.pgbouncer")
+    return bool(settings.DATABASES["default"]["ENGINE"] == "runtime.pgbouncer")
 
 
 def start_live_server(
@@ -290,7 +290,7 @@ def start_live_server(
     if gunicorn:
         # From the repository, so that gunicorn reads gunicorn.conf.py as in production.
         command = [str(Path(sys.executable).parent / "gunicorn"), "heyaira.asgi:application"]
-        command += ["-k", "heyaira.workers.BalancedUvicornWorker", "--bind", f"127.0.0.1:{port}"]
+        command += ["-k", "runtime.workers.BalancedUvicornWorker", "--bind", f"127.0.0.1:{port}"]
     else:
         # uvicorn's own X-Forwarded-For trust stays off: HEYAIRA_TRUSTED_PROXIES decides.
         command = [sys.executable, "-m", "uvicorn", "heyaira.asgi:application"]

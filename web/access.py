@@ -26,7 +26,7 @@ from audit.models import Outcome
 from audit.noise import count_event
 from audit.recorder import SecurityContext, record_security_event
 from core.access import ActorType, Caller, Capability, CredentialKind
-from projects.admin_audit import audit_readable_projects
+from projects.audit_log import readable_projects
 from projects.callers import session_caller
 from projects.models import Membership, Project
 
@@ -81,7 +81,7 @@ class AuditReader:
 
 def audit_reader(request: HttpRequest, slug: str) -> AuditReader:
     """The person as a reader of the audit log of `slug`, or Http404."""
-    project = audit_readable_projects(request.user).filter(slug=slug).first()
+    project = readable_projects(request.user).filter(slug=slug).first()
     if project is None:
         raise Http404
     return AuditReader(project=project, context=_session_context(request))

@@ -56,9 +56,17 @@ class PreconditionRequired(ValidationError):
         )
 
 
+class UnsupportedMediaType(HeyAiraError):
+    """A body that is not JSON: 415, as DRF answers it, but read (and audited) only after the
+    operation has checked the caller."""
+
+    code = "unsupported_media_type"
+    status = 415
+
+
 def status_for(error: HeyAiraError) -> int:
-    if isinstance(error, PreconditionRequired):
-        return PreconditionRequired.status
+    if isinstance(error, PreconditionRequired | UnsupportedMediaType):
+        return error.status
     return STATUS_BY_CODE.get(error.code, 400)
 
 

@@ -9,7 +9,7 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from continuity.api.routes import ROUTES, Route
-from continuity.api.views import operation_view
+from continuity.api.views import OperationView
 
 
 def _patterns() -> list[URLPattern]:
@@ -19,7 +19,7 @@ def _patterns() -> list[URLPattern]:
     return [
         path(
             route_path.replace("{", "<str:").replace("}", ">"),
-            operation_view(routes).as_view(),
+            OperationView.as_view(routes=routes),
             name="api-" + route_path.replace("/", "-").replace("{", "").replace("}", ""),
         )
         for route_path, routes in by_path.items()

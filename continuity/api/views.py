@@ -1,31 +1,35 @@
-"""REST endpoints under /api/v1/: one generic view, configured by the routes.
+"""REST endpoints under /api/v1/: one view class, configured per path by its routes.
 
-A view authenticates (CallerAuthentication), turns the path, query string, headers and JSON body
-into the operation's input, calls the operation, and answers with its result and the HTTP
-headers the route declares. No rule lives here: the Operation checks, validates and audits.
+A view authenticates (CallerAuthentication) and hands the Operation its arguments: how to read
+them from the path, query string, headers and JSON body. The Operation checks the step-up and the
+capability, then reads them (so a refused caller's input is never read), validates and audits;
+the view answers with its result and the HTTP headers the route declares.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
+from rest_framework import exceptions
 from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+if TYPE_CHECKING:
+    from rest_framework.views import AsView, GenericView
+
 from audit.models import Outcome
-from audit.recorder import AuditNote, record_after_failure
+from audit.recorder import AuditNote
 from continuity.api import http
 from continuity.api.authentication import CallerAuthentication
-from continuity.api.errors import exception_handler
+from continuity.api.errors import UnsupportedMediaType, exception_handler
 from continuity.api.openapi import RouteSchema
 from continuity.api.routes import Route
 from core.access import Caller
-from core.errors import HeyAiraError, ValidationError
-from core.stepup import require_scopes
+from core.errors import ValidationError
 
 API_PREFIX = "/api/v1/"
 
@@ -49,28 +53,35 @@ class ApiView(APIView):
 
 
 class OperationView(ApiView):
-    """The routes of one path, by method."""
+    """The routes of one path, by method: `OperationView.as_view(routes=...)`."""
 
-    routes: ClassVar[dict[str, Route]] = {}
+    routes: dict[str, Route] = {}
     schema = RouteSchema()
+
+    @classmethod
+    def as_view(cls, **initkwargs: Any) -> AsView[GenericView]:
+        """A view serving `routes` (one path, one method each). The methods it allows are
+        theirs (drf-spectacular reads them from http_method_names), with HEAD beside GET."""
+        routes: Sequence[Route] = initkwargs.pop("routes")
+        methods = {route.method.lower() for route in routes} | {"options"}
+        if "get" in methods:
+            methods.add("head")
+        return super().as_view(
+            routes={route.method: route for route in routes},
+            http_method_names=[name for name in cls.http_method_names if name in methods],
+            **initkwargs,
+        )
 
     def serve(self, request: Request, **path: str) -> Response:
         route = self.routes[request.method or ""]
-        spec = route.spec
-        caller = self.caller(request)
-        # The Operation's own order: step-up, capability, then the input's shape, so that a
-        # request refused over MCP is refused here for the same reason.
-        require_scopes(caller, spec.name, spec.capability)
-        try:
-            caller.require(spec.capability)
-            arguments = _arguments(request, route, path)
-        except HeyAiraError as error:
-            record_after_failure(caller, spec.name, AuditNote(), error.code)
-            raise
         note = AuditNote()
-        result = spec.operation.noted(caller, arguments, note)
-        headers = _headers(request, route, result, replayed=note.outcome == Outcome.REPLAYED)
-        return Response(result, status=route.status, headers=headers)
+        read = lambda: _arguments(request, route, path)  # noqa: E731
+        result = route.spec.operation.call(self.caller(request), read, note)
+        answer = result.model_dump(mode="json")
+        headers = _headers(request, route, answer, replayed=note.outcome == Outcome.REPLAYED)
+        return Response(answer, status=route.status, headers=headers)
+
+    get = post = put = patch = serve
 
 
 def _arguments(request: Request, route: Route, path: dict[str, str]) -> dict[str, Any]:
@@ -98,7 +109,12 @@ def _arguments(request: Request, route: Route, path: dict[str, str]) -> dict[str
 
 
 def _body(request: Request, route: Route) -> dict[str, Any]:
-    data = request.data
+    try:
+        data = request.data
+    except exceptions.UnsupportedMediaType as refusal:
+        raise UnsupportedMediaType(str(refusal.detail)) from None
+    except exceptions.ParseError:
+        raise ValidationError(fields={"body": "is not valid JSON"}) from None
     if not data and not isinstance(data, list):
         data = {}  # no body at all: DRF gives an empty QueryDict
     if not isinstance(data, dict) or hasattr(data, "getlist"):
@@ -129,14 +145,3 @@ def _headers(
     if replayed:  # answered from its idempotency record
         headers[http.REPLAYED_HEADER] = "true"
     return headers
-
-
-def operation_view(routes: list[Route]) -> type[OperationView]:
-    """A view class serving these routes (one path, one method each)."""
-
-    def handler(self: OperationView, request: Request, **path: str) -> Response:
-        return self.serve(request, **path)
-
-    methods: dict[str, Any] = {route.method.lower(): handler for route in routes}
-    name = "".join(part.title() for part in routes[0].operation_name.split("_")) + "View"
-    return type(name, (OperationView,), {"routes": {r.method: r for r in routes}, **methods})

@@ -1,12 +1,19 @@
-"""The /mcp endpoint as an ASGI application, in front of the SDK's session manager.
+"""The /mcp endpoint: Starlette's Request and Response in front of the SDK's session manager.
 
 In order: header values trimmed of the whitespace around them (once, here, for every check
 after); request id; POST only (GET and DELETE get 405: stateless, no streams, no sessions);
-Host and Origin (DNS-rebinding protection); body size; the JSON-RPC envelope (headers, parsing
-and message shape, continuity.mcp.jsonrpc); authentication (401 with the challenge); step-up
-(403 insufficient_scope when the tool needs a scope the credential lacks but the role allows,
-core.stepup); then the SDK, with the Caller in a context variable (or, for a 2026-era
-`subscriptions/listen`, the endpoint's own 404: jsonrpc.not_served).
+Host and Origin (DNS-rebinding protection); the body (within /mcp's cap, heyaira.bodies: the
+application refuses a larger one before this runs); the JSON-RPC envelope (headers, parsing
+and message shape, continuity.mcp.jsonrpc). Then one of two ways:
+
+- one tools/call at a handshake-era revision (continuity.mcp.wire): the endpoint answers it
+  with continuity.mcp.calls.handle_tools_call, which authenticates in the tool's own unit of
+  database work; a refusal comes back as a value and is answered as 401/403 with its challenge
+  or as `unavailable`;
+- anything else goes to the SDK (continuity.mcp.server), authenticated first (401 with the
+  challenge); a tools/call among it is asked for its step-up by its operation first (403
+  insufficient_scope), and reaches handle_tools_call through the context left on the request.
+  A 2026-era `subscriptions/listen` gets the endpoint's own 404 (jsonrpc.not_served).
 """
 
 from __future__ import annotations
@@ -16,22 +23,25 @@ import json
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.datastructures import MutableHeaders
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from continuity.mcp import jsonrpc, onehop
-from continuity.mcp.direct import direct_call
-from continuity.mcp.orm import run_orm
-from continuity.mcp.server import current_caller
+from continuity.mcp import jsonrpc
+from continuity.mcp.calls import CallContext, handle_tools_call
 from continuity.mcp.tools import TOOLS
 from continuity.mcp.unavailable import unavailable_answer
-from core import stepup
+from continuity.mcp.wire import handshake_call
 from core.access import Caller
 from core.database import NoCapacity
 from core.errors import Unavailable
 from core.request_ids import request_id_from
+from core.stepup import InsufficientScope
 from identity import authn
+from runtime.orm import run_orm
 
-MAX_BODY_BYTES = 1024 * 1024
+JSON = "application/json"
 
 
 class McpEndpoint:
@@ -39,180 +49,109 @@ class McpEndpoint:
         self.manager = manager
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        scope = _trimmed(scope)
-        headers = _headers(scope)
-        request_id = request_id_from(headers.get("x-request-id"))
-        send = _with_header(send, "x-request-id", request_id)
-        if scope["method"] != "POST":
-            await _respond(
-                send, 405, _error_body("method_not_allowed", "Use POST."), [("allow", "POST")]
-            )
-            return
-        rejection = _check_host_and_origin(headers)
+        request = Request(_trimmed(scope), receive)
+        request_id = request_id_from(request.headers.get("x-request-id"))
+        send = _with_request_id(send, request_id)
+        try:
+            response = await self._answer(request, request_id, send)
+        except ClientDisconnect:
+            return  # gone before its body arrived: nobody to answer
+        if response is not None:
+            await response(request.scope, receive, send)
+
+    async def _answer(self, request: Request, request_id: str, send: Send) -> Response | None:
+        """The endpoint's own answer, or None when the SDK has answered."""
+        if request.method != "POST":
+            return _error(405, "method_not_allowed", "Use POST.", {"allow": "POST"})
+        rejection = _check_host_and_origin(request)
         if rejection is not None:
-            await _respond(send, rejection[0], _error_body("forbidden", rejection[1]))
-            return
-        body = await _read_body(receive)
-        if body is None:
-            await _respond(send, 413, _error_body("validation_error", "Request body too large."))
-            return
-        envelope = jsonrpc.check_request(scope["headers"], body)
+            return _error(rejection[0], "forbidden", rejection[1])
+        body = await request.body()  # within /mcp's cap: heyaira.bodies read or refused it first
+        envelope = jsonrpc.check_request(request.scope["headers"], body)
         if isinstance(envelope, jsonrpc.Refusal):
-            await _respond(send, envelope.status, envelope.body())
-            return
-        if isinstance(envelope, jsonrpc.Envelope) and envelope.tool_name in TOOLS:
-            await self._call_in_one_unit(scope, envelope, send, headers, body, request_id)
-            return
-        try:
-            caller = await _authenticate(headers, request_id, scope)
-            await _require_scope_for_tool(caller, envelope)
-        except authn.AuthenticationFailed as failure:
-            await _respond(
-                send,
-                failure.status,
-                json.dumps({"error": failure.error.as_dict()}).encode(),
-                [("www-authenticate", failure.www_authenticate)],
+            return _json(envelope.status, envelope.body())
+        call = handshake_call(envelope) if isinstance(envelope, jsonrpc.Envelope) else None
+        if call is not None:
+            ctx = CallContext(
+                request_id, request.headers.get("authorization"), _client_address(request)
             )
-            return
+            answer = await handle_tools_call(ctx, call.params)
+            if isinstance(answer, authn.AuthenticationFailed):
+                return _refused(answer)
+            if isinstance(answer, Unavailable):
+                return _unavailable(request, body, answer)
+            return _json(200, call.answer(answer))
+        try:
+            caller = await _authenticate(request, request_id, envelope)
+        except authn.AuthenticationFailed as failure:
+            return _refused(failure)
         except Unavailable as error:
-            await _respond_unavailable(send, headers, body, error)
-            return
-        token = current_caller.set(caller)
-        try:
-            await self._serve(scope, envelope, send)
-        finally:
-            current_caller.reset(token)
+            return _unavailable(request, body, error)
+        request.state.mcp_call = CallContext(request_id, caller=caller)
+        if isinstance(envelope, jsonrpc.Envelope):
+            return await self._dispatch(request, envelope, send)
+        answers = await jsonrpc.serve_batch(envelope, lambda one: self._one_of_batch(request, one))
+        return _json(200 if answers else 202, answers)
 
-    async def _serve(
-        self, scope: Scope, checked: jsonrpc.Envelope | jsonrpc.Batch, send: Send
-    ) -> None:
-        """The SDK answers each message; a batch's answers are gathered into one array."""
-        if isinstance(checked, jsonrpc.Envelope):
-            await self._dispatch(scope, checked, jsonrpc.json_refusals(send, checked.request_id))
-            return
+    async def _one_of_batch(self, request: Request, envelope: jsonrpc.Envelope) -> bytes:
+        captured = _Captured()
+        response = await self._dispatch(request, envelope, captured.send)
+        if response is not None:
+            await response(request.scope, _replay(b""), captured.send)
+        return captured.body
 
-        async def one(envelope: jsonrpc.Envelope) -> bytes:
-            captured = _Captured()
-            refusals = jsonrpc.json_refusals(captured.send, envelope.request_id)
-            await self._dispatch(scope, envelope, refusals)
-            return captured.body
-
-        body = await jsonrpc.serve_batch(checked, one)
-        await _respond(send, 200 if body else 202, body)
-
-    async def _call_in_one_unit(
-        self,
-        scope: Scope,
-        envelope: jsonrpc.Envelope,
-        send: Send,
-        headers: dict[str, str],
-        body: bytes,
-        request_id: str,
-    ) -> None:
-        """A tools/call whose authentication runs in the tool's own database unit (onehop),
-        answered without the SDK's per-request session where continuity.mcp.direct can."""
-        pending = onehop.Deferred(headers.get("authorization"), request_id, _client_address(scope))
-        answer = _answering(pending, send, headers, body, scope)
-        direct = direct_call(envelope)
-        token = onehop.deferred.set(pending)
-        try:
-            if direct is None:
-                refusals = jsonrpc.json_refusals(answer, envelope.request_id)
-                await self._dispatch(scope, envelope, refusals)
-            else:
-                await _respond(answer, 200, await direct.answer())
-        finally:
-            onehop.deferred.reset(token)
-
-    async def _dispatch(self, scope: Scope, envelope: jsonrpc.Envelope, send: Send) -> None:
+    async def _dispatch(
+        self, request: Request, envelope: jsonrpc.Envelope, send: Send
+    ) -> Response | None:
         unserved = jsonrpc.not_served(envelope)
         if unserved is not None:
-            await _respond(send, unserved.status, unserved.body())
-            return
-        await self.manager.handle_request(
-            {**scope, "headers": envelope.headers}, _replay(envelope.body), send
-        )
+            return _json(unserved.status, unserved.body())
+        scope = {**request.scope, "headers": envelope.headers}
+        await self.manager.handle_request(scope, _replay(envelope.body), send)
+        return None
 
 
-async def _authenticate(headers: dict[str, str], request_id: str, scope: Scope) -> Caller:
-    """The Caller, or Unavailable when the database cannot say (already audited, or queued for
-    the audit log when no database thread even came free)."""
-    try:
-        return await run_orm(
-            authn.authenticate,
-            headers.get("authorization"),
+async def _authenticate(
+    request: Request, request_id: str, checked: jsonrpc.Envelope | jsonrpc.Batch
+) -> Caller:
+    """The Caller of a request the SDK serves, or the refusal to raise: 401, the step-up 403
+    of any tool it calls (its operation's own first check: in a batch, the first such call
+    refuses the whole batch, since one HTTP answer has one status and nothing may have run),
+    or Unavailable when the database cannot say (already audited, or queued for the audit log
+    when no database thread even came free)."""
+    authorization = request.headers.get("authorization")
+    names = [envelope.tool_name for envelope in jsonrpc.messages_of(checked)]
+    operations = [TOOLS[name].operation for name in names if name in TOOLS]
+
+    def unit() -> Caller:
+        caller = authn.authenticate(
+            authorization,
             resource="mcp",
             request_id=request_id,
-            client_address=_client_address(scope),
+            client_address=_client_address(request),
         )
+        try:
+            for operation in operations:
+                operation.require_scopes(caller)
+        except InsufficientScope as refusal:
+            raise authn.step_up(caller, refusal) from None
+        return caller
+
+    try:
+        return await run_orm(unit)
     except NoCapacity:
-        authn.defer_unavailable_audit(
-            headers.get("authorization"), resource="mcp", request_id=request_id
-        )
+        authn.defer_unavailable_audit(authorization, resource="mcp", request_id=request_id)
         raise
 
 
-def _answering(
-    pending: onehop.Deferred, send: Send, headers: dict[str, str], body: bytes, scope: Scope
-) -> Send:
-    """The SDK's response, or in its place the refusal the tool call's authentication left on
-    `pending`. If the SDK answered without calling the tool (it refused the request itself),
-    the request is authenticated first, exactly as every other request is."""
-    replaced = False
-
-    async def sender(message: Message) -> None:
-        nonlocal replaced
-        if message["type"] == "http.response.start":
-            if not pending.ran:
-                await _authenticate_late(pending, headers, scope)
-            replaced = pending.answered
-            if replaced:
-                await _answer_refusal(pending, send, headers, body)
-                return
-        if not replaced:
-            await send(message)
-
-    return sender
+def _refused(failure: authn.AuthenticationFailed) -> Response:
+    body = json.dumps({"error": failure.error.as_dict()}).encode()
+    return _json(failure.status, body, {"www-authenticate": failure.www_authenticate})
 
 
-async def _authenticate_late(
-    pending: onehop.Deferred, headers: dict[str, str], scope: Scope
-) -> None:
-    pending.ran = True
-    try:
-        pending.caller = await _authenticate(headers, pending.request_id, scope)
-    except authn.AuthenticationFailed as failure:
-        pending.refused = failure
-    except Unavailable as error:
-        pending.unavailable = error
-
-
-async def _answer_refusal(
-    pending: onehop.Deferred, send: Send, headers: dict[str, str], body: bytes
-) -> None:
-    if pending.refused is not None:
-        failure = pending.refused
-        await _respond(
-            send,
-            failure.status,
-            json.dumps({"error": failure.error.as_dict()}).encode(),
-            [("www-authenticate", failure.www_authenticate)],
-        )
-        return
-    assert pending.unavailable is not None
-    if isinstance(pending.unavailable, NoCapacity):
-        # No database thread came free: authentication never started; its row waits.
-        authn.defer_unavailable_audit(
-            headers.get("authorization"), resource="mcp", request_id=pending.request_id
-        )
-    await _respond_unavailable(send, headers, body, pending.unavailable)
-
-
-async def _respond_unavailable(
-    send: Send, headers: dict[str, str], body: bytes, error: Unavailable
-) -> None:
-    answer = unavailable_answer(body, headers.get("mcp-protocol-version"), error)
-    await _respond(send, 200, answer, [("retry-after", str(error.retry_after))])
+def _unavailable(request: Request, body: bytes, error: Unavailable) -> Response:
+    answer = unavailable_answer(body, request.headers.get("mcp-protocol-version"), error)
+    return _json(200, answer, {"retry-after": str(error.retry_after)})
 
 
 class _Captured:
@@ -230,48 +169,15 @@ class _Captured:
         return b"".join(self.chunks)
 
 
-async def _require_scope_for_tool(
-    caller: Caller, checked: jsonrpc.Envelope | jsonrpc.Batch
-) -> None:
-    """Step-up: a tools/call the role allows but the credential's scopes do not is an HTTP 403
-    with a challenge, decided and audited by core.stepup exactly as REST does (in a batch,
-    the first such call refuses the whole batch: one HTTP answer has one status)."""
-    for envelope in jsonrpc.messages_of(checked):
-        spec = TOOLS.get(envelope.tool_name or "")
-        if spec is None:
-            continue
-        refusal = stepup.shortfall(caller, spec.capability)
-        if refusal is not None:
-            await run_orm(stepup.refuse, caller, spec.name, refusal)
-            raise authn.step_up(caller, refusal)
-
-
-def _check_host_and_origin(headers: dict[str, str]) -> tuple[int, str] | None:
-    host, _ = split_domain_port(headers.get("host", ""))
+def _check_host_and_origin(request: Request) -> tuple[int, str] | None:
+    host, _ = split_domain_port(request.headers.get("host", ""))
     if not host or not validate_host(host, settings.ALLOWED_HOSTS):
         return 421, "Host is not served here."
-    origin = headers.get("origin")
-    if origin is not None and origin not in settings.HEYAIRA_MCP_ALLOWED_ORIGINS:
-        # A browser page from another origin (DNS rebinding) must not reach the endpoint.
-        return 403, "Origin not allowed."
+    for origin in request.headers.getlist("origin"):
+        if origin not in settings.HEYAIRA_MCP_ALLOWED_ORIGINS:
+            # A browser page from another origin (DNS rebinding) must not reach the endpoint.
+            return 403, "Origin not allowed."
     return None
-
-
-async def _read_body(receive: Receive) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
 
 
 def _replay(body: bytes) -> Receive:
@@ -296,40 +202,25 @@ def _trimmed(scope: Scope) -> Scope:
     return {**scope, "headers": headers}
 
 
-def _headers(scope: Scope) -> dict[str, str]:
-    return {
-        name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]
-    }
+def _client_address(request: Request) -> str:
+    return request.client.host if request.client else ""
 
 
-def _client_address(scope: Scope) -> str:
-    client = scope.get("client")
-    return str(client[0]) if client else ""
+def _with_request_id(send: Send, request_id: str) -> Send:
+    """Every answer, the endpoint's own or the SDK's, carries the request id."""
 
-
-def _with_header(send: Send, name: str, value: str) -> Send:
     async def sender(message: Message) -> None:
         if message["type"] == "http.response.start":
-            message = {
-                **message,
-                "headers": [*message.get("headers", []), (name.encode(), value.encode("latin-1"))],
-            }
+            MutableHeaders(scope=message).append("x-request-id", request_id)
         await send(message)
 
     return sender
 
 
-def _error_body(code: str, message: str) -> bytes:
-    return json.dumps({"error": {"code": code, "message": message}}).encode()
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    return _json(status, body, headers)
 
 
-async def _respond(
-    send: Send, status: int, body: bytes, headers: list[tuple[str, str]] | None = None
-) -> None:
-    raw_headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    raw_headers += [(k.encode(), v.encode("latin-1")) for k, v in headers or []]
-    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
-    await send({"type": "http.response.body", "body": body})
+def _json(status: int, body: bytes, headers: dict[str, str] | None = None) -> Response:
+    return Response(body, status_code=status, headers=headers, media_type=JSON)

@@ -22,8 +22,8 @@ parse errors; it echoes the request's id whenever the body held a message with a
 header refusal included), and is null otherwise. What passes goes to the SDK as it came (less a
 UTF-8 byte-order mark, which RFC 8259 lets a parser ignore).
 
-One method is answered here rather than by the SDK: `subscriptions/listen` at 2026-07-28 (see
-`not_served`).
+One method is answered here rather than by the SDK: `subscriptions/listen` where the SDK's
+2026-era entry would take it (see `not_served`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,7 @@ from mcp_types import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
 )
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.types import Message, Send
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 # Tool arguments are a few levels deep; 64 leaves room and keeps every later walk shallow.
 MAX_DEPTH = 64
@@ -149,23 +148,28 @@ def _id_if_any(body: bytes) -> str | int | None:
 
 
 def not_served(envelope: Envelope) -> Refusal | None:
-    """`subscriptions/listen` at 2026-07-28, as a server with nothing to subscribe to answers it.
+    """`subscriptions/listen` where the SDK's 2026-era entry would take it, as a server with
+    nothing to subscribe to answers it.
 
     Its response would be a long-lived event stream of the change notifications the client opts
     in to; HeyAira's tool list never changes at run time, it declares no `listChanged` or
-    `subscribe` capability, and this endpoint never streams. So it is a method this server does
-    not implement, which the 2026-07-28 transport answers with 404 and -32601 Method not found
-    (as the SDK answers every other such method), with the request's id. The handshake era has
-    no such method: the SDK answers it there."""
+    `subscribe` capability, and this endpoint never streams. So at 2026-07-28 it is a method
+    this server does not implement, which that transport answers with 404 and -32601 Method not
+    found (as the SDK answers every other such method), with the request's id. At any other
+    version the SDK's modern entry takes (an unknown one, or the header twice) it would refuse
+    the JSON-only Accept with a bare 406: the same refusal, as a JSON-RPC error. The handshake
+    era has no such method: the SDK answers it there."""
     message = envelope.message
     if message.get("method") != "subscriptions/listen" or "id" not in message:
         return None
     versions = header_values(envelope.headers, b"mcp-protocol-version")
-    if len(versions) != 1 or versions[0] not in MODERN_PROTOCOL_VERSIONS:
+    if not versions or versions[0] in HANDSHAKE_PROTOCOL_VERSIONS:
         return None
-    return Refusal(
-        404, METHOD_NOT_FOUND, "Method not found", envelope.request_id, "subscriptions/listen"
-    )
+    if len(versions) == 1 and versions[0] in MODERN_PROTOCOL_VERSIONS:
+        return Refusal(
+            404, METHOD_NOT_FOUND, "Method not found", envelope.request_id, "subscriptions/listen"
+        )
+    return Refusal(406, INVALID_REQUEST, HTTPStatus(406).phrase, envelope.request_id)
 
 
 def _takes_batches(headers: RawHeaders) -> bool:
@@ -331,54 +335,3 @@ def _invalid(message: str, request_id: str | int | None = None) -> Refusal:
 
 def _media(message: str) -> Refusal:
     return Refusal(415, INVALID_REQUEST, f"Unsupported Media Type: {message}")
-
-
-# --- what the SDK answers --------------------------------------------------------------------
-
-_STATUS_CODES = {400: INVALID_REQUEST, 413: INVALID_REQUEST}
-
-
-def json_refusals(send: Send, request_id: str | int | None = None) -> Send:
-    """Any refusal the SDK sends without a JSON body (its plain-text 400, 406 or 413) goes out
-    as a JSON-RPC error object instead, with the same status and the request's id: clients parse
-    every answer."""
-    held: Message | None = None
-
-    async def sender(message: Message) -> None:
-        nonlocal held
-        if message["type"] == "http.response.start" and _needs_json(message):
-            held = message
-            return
-        if message["type"] == "http.response.body" and held is not None:
-            if message.get("more_body", False):
-                return  # the plain-text body is dropped
-            await _send_json_refusal(send, held, request_id)
-            held = None
-            return
-        await send(message)
-
-    return sender
-
-
-def _needs_json(start: Message) -> bool:
-    content_type = dict(start.get("headers", [])).get(b"content-type", b"")
-    return int(start["status"]) >= 400 and not content_type.lower().startswith(JSON.encode())
-
-
-async def _send_json_refusal(send: Send, start: Message, request_id: str | int | None) -> None:
-    status = int(start["status"])
-    code = _STATUS_CODES.get(status, INVALID_REQUEST)
-    refusal = Refusal(status, code, _reason(status), request_id)
-    body = refusal.body()
-    replaced = (b"content-type", b"content-length")
-    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() not in replaced]
-    headers += [(b"content-type", JSON.encode()), (b"content-length", str(len(body)).encode())]
-    await send({**start, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-def _reason(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Request refused"

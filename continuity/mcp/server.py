@@ -1,16 +1,15 @@
-"""The MCP server: tools/list and tools/call over the Core operations.
+"""The SDK's part of /mcp: initialize, tools/list, notifications and the 2026-07-28 envelope.
 
 Built on the official SDK's low-level Server; the Streamable HTTP session manager (stateless,
 JSON responses) serves the handshake era (2025-03-26 .. 2025-11-25) and the stateless 2026-07-28
-era on one endpoint. Authentication happens before the SDK sees a request (continuity.mcp.asgi);
-the Caller arrives here through a context variable.
+era on one endpoint. The endpoint (continuity.mcp.asgi) authenticates every request it hands the
+SDK first and leaves the call's context on the request (`request.state.mcp_call`); a tools/call
+that reaches the SDK (a 2026-07-28 one, a batch element) goes to the same
+continuity.mcp.calls.handle_tools_call as every other.
 """
 
 from __future__ import annotations
 
-import contextvars
-import json
-import logging
 from typing import Any
 
 import mcp_types as types
@@ -20,39 +19,12 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 
-from audit.recorder import AuditNote, defer_rejection, record_after_failure, storable
-from continuity.mcp import onehop
-from continuity.mcp.orm import run_orm
-from continuity.mcp.tools import INSTRUCTIONS, SPECS, TOOLS
-from core.access import Caller
-from core.database import NoCapacity
-from core.errors import HeyAiraError, Unauthenticated, Unavailable
-
-logger = logging.getLogger(__name__)
-
-# The authenticated Caller of the request being served (set by the ASGI wrapper).
-current_caller: contextvars.ContextVar[Caller] = contextvars.ContextVar("heyaira_mcp_caller")
-
-# `unavailable` as a JSON-RPC error, where no tool result can carry it: -32000..-32019 are
-# implementation-defined (mcp_types.jsonrpc), and -32002 is retired.
-UNAVAILABLE_RPC_CODE = -32010
+from continuity.mcp.calls import CallContext, error_result, handle_tools_call, rpc_error
+from continuity.mcp.tools import INSTRUCTIONS, SPECS
+from identity import authn
 
 _TOOL_LIST = [spec.as_tool() for spec in SPECS]
 _INPUT_SCHEMAS = {tool.name: tool.input_schema for tool in _TOOL_LIST}
-
-
-def tool_result(data: dict[str, Any], *, is_error: bool = False) -> types.CallToolResult:
-    """structuredContent plus the same JSON as text, for clients that read only content."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
-        structured_content=data,
-        is_error=is_error,
-    )
-
-
-def error_result(error: HeyAiraError) -> types.CallToolResult:
-    return tool_result({"error": error.as_dict()}, is_error=True)
 
 
 async def list_tools(
@@ -64,58 +36,15 @@ async def list_tools(
 async def call_tool(
     ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
-    return await answer_tool_call(params)
-
-
-async def answer_tool_call(params: types.CallToolRequestParams) -> types.CallToolResult:
-    """The tool's result, through the SDK (call_tool) or directly (continuity.mcp.direct)."""
-    pending = onehop.deferred.get()
-    caller = current_caller.get(None)
-    spec = TOOLS.get(params.name)
-    if spec is None or (caller is None and pending is None):
-        if caller is None:  # the endpoint defers authentication only for a known tool
-            raise RuntimeError("a tools/call without a Caller")
-        await run_orm(_record_unknown_tool, caller, params.name)
-        # The MCP spec's answer to an unknown tool; the name is echoed only in storable form.
-        name = storable(params.name, 100)
-        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
-    arguments = params.arguments or {}
-    try:
-        if caller is not None:
-            data = await run_orm(spec.operation, caller, arguments)
-        else:
-            assert pending is not None
-            # Authentication and the operation in one unit of database work (onehop).
-            found = await run_orm(onehop.authenticate_and_call, pending, spec, arguments)
-            if found is None:
-                return error_result(Unauthenticated())  # the endpoint answers in its place
-            data = found
-    except NoCapacity as error:
-        if caller is None:
-            # Nothing ran, not even authentication: the endpoint answers `unavailable`.
-            assert pending is not None
-            pending.unavailable = error
-            return error_result(error)
-        # The operation never ran, so it audited nothing: the row waits for the database.
-        defer_rejection(caller, spec.name, error.code)
-        return error_result(error)
-    except HeyAiraError as error:
-        return error_result(error)
-    except Exception:
-        # The operation already audited it as an error; the client learns nothing internal.
-        request_id = caller.request_id if caller else pending.request_id if pending else ""
-        logger.exception("tool %s failed (request %s)", spec.name, request_id)
-        return tool_result(
-            {"error": {"code": "internal_error", "message": "The server failed; try again."}},
-            is_error=True,
-        )
-    return tool_result(data)
-
-
-def _record_unknown_tool(caller: Caller, name: str) -> None:
-    # The recorder makes the name storable (NUL and all); if even that write fails, it logs.
-    note = AuditNote(target_type="tool", target_id=name)
-    record_after_failure(caller, "tools_call", note, "unknown_tool")
+    call: CallContext = ctx.request.state.mcp_call  # type: ignore[union-attr]
+    answer = await handle_tools_call(call, params)
+    if isinstance(answer, types.CallToolResult):
+        return answer
+    if isinstance(answer, MCPError):
+        raise answer
+    # The endpoint authenticated the request and asked the operations for any step-up before
+    # the SDK saw it; a refusal that comes up only now can be no more than a tool error.
+    return error_result(answer.error if isinstance(answer, authn.AuthenticationFailed) else answer)
 
 
 class HideInternalErrors:
@@ -130,17 +59,6 @@ class HideInternalErrors:
             raise
         except Exception as error:
             raise rpc_error(error) from None
-
-
-def rpc_error(error: Exception) -> MCPError:
-    """A failure outside a tool's own result, as the JSON-RPC error a client may see (call it
-    while handling `error`: anything unexpected is logged with its traceback)."""
-    if isinstance(error, MCPError):
-        return error
-    if isinstance(error, Unavailable):
-        return MCPError(UNAVAILABLE_RPC_CODE, error.message, error.as_dict())
-    logger.exception("MCP request failed")
-    return MCPError(code=types.INTERNAL_ERROR, message="Internal server error")
 
 
 def build_server() -> Server[Any]:

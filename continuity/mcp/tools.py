@@ -61,7 +61,7 @@ class ToolSpec:
     title: str
 
     @property
-    def operation(self) -> Operation[Any, Any]:
+    def operation(self) -> Operation[..., Any, Any]:
         return self.spec.operation
 
     @property

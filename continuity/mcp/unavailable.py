@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import mcp_types
+from mcp_types import methods
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from continuity.mcp.server import UNAVAILABLE_RPC_CODE, error_result
+from continuity.mcp.calls import UNAVAILABLE_RPC_CODE, error_result
 from core.errors import Unavailable
 
 
@@ -35,9 +35,7 @@ def _tool_error(protocol_version: str | None, error: Unavailable) -> dict[str, A
     version = protocol_version if protocol_version in KNOWN_PROTOCOL_VERSIONS else None
     data = error_result(error).model_dump(by_alias=True, mode="json", exclude_none=True)
     # Shaped for the client's protocol era (2026-07-28 results carry resultType, older do not).
-    return mcp_types.methods.serialize_server_result(
-        "tools/call", version or LATEST_HANDSHAKE_VERSION, data
-    )
+    return methods.serialize_server_result("tools/call", version or LATEST_HANDSHAKE_VERSION, data)
 
 
 def _rpc_error(request_id: Any, error: Unavailable) -> dict[str, Any]:

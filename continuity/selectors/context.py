@@ -1,6 +1,6 @@
 """continuity_context: the bounded, read-only recovery index a new session reads once.
 
-Its size and its number of SQL queries do not grow with the data (DESIGN section 5): every list
+Its size and its number of SQL queries do not grow with the data (docs/architecture.md): every list
 has a hard limit, long texts are read only as a prefix, and the JSON is fitted to a byte budget
 (continuity.budget).
 """
@@ -20,7 +20,8 @@ from continuity.budget import Preview, clip_chars, fit, one_line
 from continuity.inputs import ContinuityContextInput
 from continuity.leases import LEASE_COLUMNS
 from continuity.models import OPEN_STATUSES, Memory, MemoryKind, StateVersion, Task, WorkReceipt
-from continuity.presenters import lease_json, rfc3339, test_tally
+from continuity.outputs import ContextOut, rfc3339
+from continuity.presenters import lease_out, test_tally
 from continuity.readiness import ready_tasks, split_ids, with_waiting
 from core.access import Caller, Capability
 from core.operations import operation
@@ -50,9 +51,7 @@ _HEAD = 2 * PREVIEW_CHARS
     input_model=ContinuityContextInput,
     writes=False,
 )
-def continuity_context(
-    caller: Caller, args: ContinuityContextInput, note: AuditNote
-) -> dict[str, Any]:
+def continuity_context(caller: Caller, args: ContinuityContextInput, note: AuditNote) -> ContextOut:
     """The newest memories, open tasks (ready ones first, oldest first: the order
     task_claim_next takes them in), newest receipts and running summary, in one bounded
     response with ids to follow."""
@@ -74,7 +73,8 @@ def continuity_context(
         },
         "counts": counts,
     }
-    return fit(response, budget_for(limits))
+    # Built as JSON first: the previews are cut to what the JSON's byte budget leaves them.
+    return ContextOut.model_validate(fit(response, budget_for(limits)))
 
 
 def budget_for(limits: dict[str, int]) -> int:
@@ -167,8 +167,7 @@ def _tasks(caller: Caller, limit: int) -> list[dict[str, Any]]:
 def _lease(t: dict[str, Any], caller: Caller, now: datetime) -> dict[str, Any] | None:
     """Who holds the task and until when; `expiring` flags the caller's own lease with under a
     third of its length left (renew it: task_heartbeat), `expired` one any claimer may take."""
-    shown = lease_json(t)
-    if shown is None:
+    if lease_out(t) is None:
         return None
     left = (t["lease_expires_at"] - now).total_seconds()
     state = "live"
@@ -176,13 +175,12 @@ def _lease(t: dict[str, Any], caller: Caller, now: datetime) -> dict[str, Any] |
         state = "expired"
     elif t["lease_actor"] == caller.actor.label and left < t["lease_seconds"] / 3:
         state = "expiring"
-    holder = shown["holder"]
     return {
         "holder": {
-            "actor": Preview(holder["actor"], 0.5),
-            "session_ref": Preview(holder["session_ref"], 0.5),
+            "actor": Preview(t["lease_actor"], 0.5),
+            "session_ref": Preview(t["lease_session_ref"], 0.5),
         },
-        "expires_at": shown["expires_at"],
+        "expires_at": rfc3339(t["lease_expires_at"]),
         "state": state,
     }
 

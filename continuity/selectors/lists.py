@@ -6,15 +6,14 @@ queries does not grow with the data.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models.functions import Substr
 
 from audit.recorder import AuditNote
 from continuity.budget import clip, one_line
 from continuity.inputs import MemoryListInput, ReceiptListInput
 from continuity.models import Memory, Task, WorkReceipt
-from continuity.presenters import receipt_json, rfc3339
+from continuity.outputs import MemoryListOut, ReceiptListOut
+from continuity.presenters import receipt_out, search_hit_out
 from continuity.selectors.cursors import page
 from core.access import Caller, Capability
 from core.errors import NotFound
@@ -26,7 +25,7 @@ _HEAD = 600
 
 
 @operation("memory_list", capability=Capability.READ, input_model=MemoryListInput, writes=False)
-def memory_list(caller: Caller, args: MemoryListInput, note: AuditNote) -> dict[str, Any]:
+def memory_list(caller: Caller, args: MemoryListInput, note: AuditNote) -> MemoryListOut:
     """Decisions and notes newest first, as previews with ids to follow."""
     memories = Memory.objects.filter(project=caller.project)
     if args.kind:
@@ -35,24 +34,17 @@ def memory_list(caller: Caller, args: MemoryListInput, note: AuditNote) -> dict[
         "content", "rationale", "source"
     )
     found, next_cursor = page(memories, cursor=args.cursor, limit=args.limit, listing="memory_list")
-    return {
-        "memories": [
-            {
-                "id": str(memory.pk),
-                "kind": memory.kind,
-                "title": memory.title,
-                "preview": clip(one_line(memory.head), PREVIEW_BYTES),  # type: ignore[attr-defined]
-                "supersedes": None if memory.supersedes_id is None else str(memory.supersedes_id),
-                "created_at": rfc3339(memory.created_at),
-            }
+    return MemoryListOut(
+        memories=[
+            search_hit_out(memory, clip(one_line(memory.head), PREVIEW_BYTES))  # type: ignore[attr-defined]
             for memory in found
         ],
-        "next_cursor": next_cursor,
-    }
+        next_cursor=next_cursor,
+    )
 
 
 @operation("receipt_list", capability=Capability.READ, input_model=ReceiptListInput, writes=False)
-def receipt_list(caller: Caller, args: ReceiptListInput, note: AuditNote) -> dict[str, Any]:
+def receipt_list(caller: Caller, args: ReceiptListInput, note: AuditNote) -> ReceiptListOut:
     """A task's work receipts newest first."""
     note.target("task", args.task_id)
     if not Task.objects.filter(project=caller.project, pk=args.task_id).exists():
@@ -61,4 +53,4 @@ def receipt_list(caller: Caller, args: ReceiptListInput, note: AuditNote) -> dic
     found, next_cursor = page(
         receipts, cursor=args.cursor, limit=args.limit, listing="receipt_list"
     )
-    return {"receipts": [receipt_json(r) for r in found], "next_cursor": next_cursor}
+    return ReceiptListOut(receipts=[receipt_out(r) for r in found], next_cursor=next_cursor)

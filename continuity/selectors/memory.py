@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
 from django.db.models import F, Q, QuerySet
@@ -10,7 +8,8 @@ from audit.recorder import AuditNote
 from continuity.budget import clip, one_line
 from continuity.inputs import MemoryGetInput, MemorySearchInput
 from continuity.models import MEMORY_SEARCH_VECTOR, Memory
-from continuity.presenters import memory_json, rfc3339
+from continuity.outputs import MemoryGetOut, MemorySearchOut
+from continuity.presenters import memory_out, search_hit_out
 from core.access import Caller, Capability
 from core.lookups import project_object
 from core.operations import operation
@@ -19,7 +18,7 @@ SEARCH_PREVIEW_BYTES = 280
 
 
 @operation("memory_get", capability=Capability.READ, input_model=MemoryGetInput, writes=False)
-def memory_get(caller: Caller, args: MemoryGetInput, note: AuditNote) -> dict[str, Any]:
+def memory_get(caller: Caller, args: MemoryGetInput, note: AuditNote) -> MemoryGetOut:
     """One memory in full, with the decision that superseded it, if any."""
     note.target("memory", args.memory_id)
     memory = project_object(
@@ -30,35 +29,23 @@ def memory_get(caller: Caller, args: MemoryGetInput, note: AuditNote) -> dict[st
         .values_list("pk", flat=True)
         .first()
     )
-    return {
-        "memory": {
-            **memory_json(memory),
-            "superseded_by": None if successor is None else str(successor),
-        }
-    }
+    return MemoryGetOut(memory=memory_out(memory, superseded_by=successor))
 
 
 @operation("memory_search", capability=Capability.READ, input_model=MemorySearchInput, writes=False)
-def memory_search(caller: Caller, args: MemorySearchInput, note: AuditNote) -> dict[str, Any]:
+def memory_search(caller: Caller, args: MemorySearchInput, note: AuditNote) -> MemorySearchOut:
     """Full-text search over titles, contents and rationales, best matches first."""
     memories = Memory.objects.filter(project=caller.project)
     if args.kind:
         memories = memories.filter(kind=args.kind)
     found = _matching(memories, args.query)[: args.limit]
-    return {
-        "query": args.query,
-        "results": [
-            {
-                "id": str(memory.pk),
-                "kind": memory.kind,
-                "title": memory.title,
-                "preview": clip(one_line(memory.content[:600]), SEARCH_PREVIEW_BYTES),
-                "supersedes": None if memory.supersedes_id is None else str(memory.supersedes_id),
-                "created_at": rfc3339(memory.created_at),
-            }
+    return MemorySearchOut(
+        query=args.query,
+        results=[
+            search_hit_out(memory, clip(one_line(memory.content[:600]), SEARCH_PREVIEW_BYTES))
             for memory in found
         ],
-    }
+    )
 
 
 def _matching(memories: QuerySet[Memory], query: str) -> QuerySet[Memory]:

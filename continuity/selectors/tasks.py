@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import QuerySet
 
 from audit.recorder import AuditNote
 from continuity.budget import clip, one_line
 from continuity.inputs import TaskGetInput, TaskListInput
 from continuity.models import OPEN_STATUSES, Task
-from continuity.presenters import readiness_json, receipt_json, rfc3339, task_json
-from continuity.readiness import is_ready, with_readiness
+from continuity.outputs import TaskGetOut, TaskListItemOut, TaskListOut
+from continuity.presenters import receipt_out, repository_ref_out, task_out
+from continuity.readiness import is_ready, split_ids, with_readiness
 from continuity.selectors.cursors import page
 from core.access import Caller, Capability
 from core.lookups import project_object
@@ -20,7 +19,7 @@ LIST_TEXT_BYTES = 280
 
 
 @operation("task_get", capability=Capability.READ, input_model=TaskGetInput, writes=False)
-def task_get(caller: Caller, args: TaskGetInput, note: AuditNote) -> dict[str, Any]:
+def task_get(caller: Caller, args: TaskGetInput, note: AuditNote) -> TaskGetOut:
     """The whole task with its most recent work receipts."""
     note.target("task", args.task_id)
     task = project_object(
@@ -30,11 +29,11 @@ def task_get(caller: Caller, args: TaskGetInput, note: AuditNote) -> dict[str, A
         missing="No such task in this project.",
     )
     receipts = task.receipts.order_by("-created_at", "-id")[:RECENT_RECEIPTS]
-    return {"task": task_json(task), "receipts": [receipt_json(r) for r in receipts]}
+    return TaskGetOut(task=task_out(task), receipts=[receipt_out(r) for r in receipts])
 
 
 @operation("task_list", capability=Capability.READ, input_model=TaskListInput, writes=False)
-def task_list(caller: Caller, args: TaskListInput, note: AuditNote) -> dict[str, Any]:
+def task_list(caller: Caller, args: TaskListInput, note: AuditNote) -> TaskListOut:
     """Tasks newest first, optionally by status ("open" = todo, in_progress, blocked; "ready" =
     todo with every task it is blocked by done)."""
     tasks: QuerySet[Task] = with_readiness(Task.objects.filter(project=caller.project))
@@ -45,22 +44,20 @@ def task_list(caller: Caller, args: TaskListInput, note: AuditNote) -> dict[str,
     elif args.status:
         tasks = tasks.filter(status=args.status)
     found, next_cursor = page(tasks, cursor=args.cursor, limit=args.limit, listing="task_list")
-    return {
-        "tasks": [_list_item(task) for task in found],
-        "next_cursor": next_cursor,
-    }
+    return TaskListOut(tasks=[_list_item(task) for task in found], next_cursor=next_cursor)
 
 
-def _list_item(task: Task) -> dict[str, Any]:
-    return {
-        "id": str(task.pk),
-        "title": task.title,
-        "status": task.status,
-        "version": task.version,
-        "next_step": clip(one_line(task.next_step), LIST_TEXT_BYTES),
-        "blocker_count": len(task.blockers),
-        "repository_ref": task.repository_ref,
-        **readiness_json(task),
-        "created_at": rfc3339(task.created_at),
-        "updated_at": rfc3339(task.updated_at),
-    }
+def _list_item(task: Task) -> TaskListItemOut:
+    return TaskListItemOut(
+        id=task.pk,
+        title=task.title,
+        status=task.status,
+        version=task.version,
+        next_step=clip(one_line(task.next_step), LIST_TEXT_BYTES),
+        blocker_count=len(task.blockers),
+        repository_ref=repository_ref_out(task.repository_ref),
+        blocked_by=split_ids(task.blocked_ids),  # type: ignore[attr-defined]
+        ready=bool(task.ready),  # type: ignore[attr-defined]
+        created_at=task.created_at,
+        updated_at=task.updated_at,
+    )

@@ -18,7 +18,8 @@ from audit.recorder import AuditNote
 from continuity.inputs import TaskClaimNextInput
 from continuity.leases import holder_of, lease_length, lease_values, record_holder
 from continuity.models import Task, TaskStatus
-from continuity.presenters import task_json
+from continuity.outputs import TaskClaimOut
+from continuity.presenters import task_out
 from continuity.readiness import ready_tasks, with_readiness
 from continuity.services.idempotency import keyed
 from core.access import Caller, Capability
@@ -35,9 +36,9 @@ _EXPIRED_LEASE = ("pk", "version", "lease_actor", "lease_session_ref", "lease_ex
     "task_claim_next",
     capability=Capability.WRITE,
     input_model=TaskClaimNextInput,
-    once=keyed(target_type="task"),
+    once=keyed(TaskClaimOut, target_type="task"),
 )
-def task_claim_next(caller: Caller, args: TaskClaimNextInput, note: AuditNote) -> dict[str, Any]:
+def task_claim_next(caller: Caller, args: TaskClaimNextInput, note: AuditNote) -> TaskClaimOut:
     """Claim the next task for this session: in_progress with a lease, version + 1, the caller
     its last mover. Nothing to claim is an answer, not an error: {"task": null}."""
     holder = holder_of(caller, args.session_ref)
@@ -53,15 +54,15 @@ def task_claim_next(caller: Caller, args: TaskClaimNextInput, note: AuditNote) -
             continue
         candidate = _oldest_ready(caller)
         if candidate is None:
-            return {"task": None}
+            return TaskClaimOut(task=None)
         if _claim_ready(caller, candidate, lease, now):
             return _claimed(note, candidate[0])
     raise Unavailable("Other sessions are claiming the same tasks; retry in a moment.")
 
 
-def _claimed(note: AuditNote, task_id: Any) -> dict[str, Any]:
+def _claimed(note: AuditNote, task_id: Any) -> TaskClaimOut:
     note.target("task", task_id)
-    return {"task": task_json(with_readiness(Task.objects.all()).get(pk=task_id))}
+    return TaskClaimOut(task=task_out(with_readiness(Task.objects.all()).get(pk=task_id)))
 
 
 def _claim_ready(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic
 
@@ -16,6 +16,8 @@ from core.access import Caller
 from core.errors import IdempotencyConflict
 from core.operations import Once
 from core.statements import insert_unless_taken, update_rows
+
+ResultT = TypeVar("ResultT", bound=pydantic.BaseModel)
 
 
 def payload_fingerprint(args: pydantic.BaseModel) -> str:
@@ -30,10 +32,11 @@ def run_once(
     operation: str,
     args: pydantic.BaseModel,
     note: AuditNote,
-    create: Callable[[], dict[str, Any]],
+    create: Callable[[], ResultT],
     *,
+    result_model: type[ResultT],
     target_type: str,
-) -> dict[str, Any]:
+) -> ResultT:
     """Run `create` unless this key was used before; must be called inside the transaction.
 
     The record is inserted first, before any work. Concurrent first uses of one key then meet at
@@ -57,13 +60,14 @@ def run_once(
             raise IdempotencyConflict()
         note.outcome = Outcome.REPLAYED
         note.target(target_type, _result_id(existing.result))
-        return existing.result
+        # Stored as the JSON it was sent as; read back, it is sent as the same bytes.
+        return result_model.model_validate(existing.result)
     result = create()
     # By project too: on a database distributed by project that routes it to one shard.
     update_rows(
         IdempotencyRecord,
         where={"project_id": caller.project.pk, "id": record.pk},
-        values={"result": result},
+        values={"result": result.model_dump(mode="json")},
     )
     return result
 
@@ -76,17 +80,25 @@ def _result_id(result: dict[str, Any]) -> str:
     return str(result.get("id", ""))
 
 
-def keyed(*, target_type: str) -> Once:
-    """The `once` of an append: `@operation(..., once=keyed(target_type="memory"))` runs the
-    body through run_once under the operation's own name."""
+def keyed(result_model: type[ResultT], *, target_type: str) -> Once[ResultT]:
+    """The `once` of an append: `@operation(..., once=keyed(MemoryAckOut,
+    target_type="memory"))` runs the body through run_once under the operation's own name."""
 
     def once(
         caller: Caller,
         operation: str,
         args: pydantic.BaseModel,
         note: AuditNote,
-        create: Callable[[], dict[str, Any]],
-    ) -> dict[str, Any]:
-        return run_once(caller, operation, args, note, create, target_type=target_type)
+        create: Callable[[], ResultT],
+    ) -> ResultT:
+        return run_once(
+            caller,
+            operation,
+            args,
+            note,
+            create,
+            result_model=result_model,
+            target_type=target_type,
+        )
 
     return once

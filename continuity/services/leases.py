@@ -13,7 +13,8 @@ from audit.recorder import AuditNote
 from continuity.inputs import TaskHeartbeatInput, TaskLeaseReleaseInput
 from continuity.leases import LEASE_COLUMNS, NO_LEASE, holder_of, record_holder
 from continuity.models import Task, TaskStatus
-from continuity.presenters import lease_json, task_json
+from continuity.outputs import LeaseOut, TaskHeartbeatOut, TaskLeaseReleaseOut, TaskOut
+from continuity.presenters import lease_out, task_out
 from continuity.readiness import with_readiness
 from core.access import Caller, Capability
 from core.errors import LeaseLost, NotFound, Unavailable
@@ -23,7 +24,7 @@ _RELEASE_ATTEMPTS = 3
 
 
 @operation("task_heartbeat", capability=Capability.WRITE, input_model=TaskHeartbeatInput)
-def task_heartbeat(caller: Caller, args: TaskHeartbeatInput, note: AuditNote) -> dict[str, Any]:
+def task_heartbeat(caller: Caller, args: TaskHeartbeatInput, note: AuditNote) -> TaskHeartbeatOut:
     """Extend this session's lease by its length, from now (server time). The version stays:
     a heartbeat never races the holder's own updates. A lease that expired but was not taken
     over is still this session's and renews; one taken over or released is lost."""
@@ -31,7 +32,7 @@ def task_heartbeat(caller: Caller, args: TaskHeartbeatInput, note: AuditNote) ->
     holder = holder_of(caller, args.session_ref)
     row = _lease_row(caller, args.task_id)
     if not holder.holds(row):
-        raise LeaseLost(lease=lease_json(row))
+        raise LeaseLost(lease=_dumped(lease_out(row)))
     expires = timezone.now() + timedelta(seconds=row["lease_seconds"])
     # The holder in the WHERE: a takeover or release committed since the read leaves nothing to
     # match (PostgreSQL re-checks the row after it), while the holder's own update does not.
@@ -43,9 +44,10 @@ def task_heartbeat(caller: Caller, args: TaskHeartbeatInput, note: AuditNote) ->
         lease_session_ref__in=holder.sessions,
     ).update(lease_expires_at=expires)
     if not renewed:
-        raise LeaseLost(lease=lease_json(_lease_row(caller, args.task_id)))
-    lease = lease_json({**row, "lease_expires_at": expires})
-    return {"task_id": str(args.task_id), "version": row["version"], "lease": lease}
+        raise LeaseLost(lease=_dumped(lease_out(_lease_row(caller, args.task_id))))
+    lease = lease_out({**row, "lease_expires_at": expires})
+    assert lease is not None  # the row is in progress, with this session's lease
+    return TaskHeartbeatOut(task_id=args.task_id, version=row["version"], lease=lease)
 
 
 @operation(
@@ -55,16 +57,16 @@ def task_heartbeat(caller: Caller, args: TaskHeartbeatInput, note: AuditNote) ->
 )
 def task_lease_release(
     caller: Caller, args: TaskLeaseReleaseInput, note: AuditNote
-) -> dict[str, Any]:
+) -> TaskLeaseReleaseOut:
     """End the lease of a task in progress: it goes back to todo (version + 1), so that
     task_claim_next offers it again and its old holder's writes are refused. The holder is
     named in the audit log (`lease_released`). A task without a lease is left as it is."""
     note.target("task", args.task_id)
     for _ in range(_RELEASE_ATTEMPTS):
         row = _lease_row(caller, args.task_id)
-        released = lease_json(row)
+        released = lease_out(row)
         if released is None:
-            return {"task": _task(args.task_id), "released": None}
+            return TaskLeaseReleaseOut(task=_task(args.task_id), released=None)
         # Compare-and-set on the version and the lease: a heartbeat or takeover since the read
         # means another look.
         ended = Task.objects.filter(
@@ -82,7 +84,7 @@ def task_lease_release(
         )
         if ended:
             record_holder(caller, "lease_released", row)
-            return {"task": _task(args.task_id), "released": released}
+            return TaskLeaseReleaseOut(task=_task(args.task_id), released=released)
     raise Unavailable("The task's lease keeps changing; retry in a moment.")
 
 
@@ -97,5 +99,10 @@ def _lease_row(caller: Caller, task_id: Any) -> dict[str, Any]:
     return row
 
 
-def _task(task_id: Any) -> dict[str, Any]:
-    return task_json(with_readiness(Task.objects.all()).get(pk=task_id))
+def _task(task_id: Any) -> TaskOut:
+    return task_out(with_readiness(Task.objects.all()).get(pk=task_id))
+
+
+def _dumped(lease: LeaseOut | None) -> dict[str, Any] | None:
+    """A lease as an error's detail (JSON, as every error detail is)."""
+    return None if lease is None else lease.model_dump(mode="json")

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from django.db import IntegrityError
 
 from audit.recorder import AuditNote
 from continuity.inputs import MemoryAddInput
 from continuity.models import Memory, MemoryKind
-from continuity.presenters import memory_ack_json
+from continuity.outputs import MemoryAckOut
+from continuity.presenters import memory_ack_out
 from continuity.services.idempotency import keyed
 from core.access import Caller, Capability
 from core.errors import ValidationError
@@ -21,9 +21,9 @@ from core.statements import insert_row
     "memory_add",
     capability=Capability.WRITE,
     input_model=MemoryAddInput,
-    once=keyed(target_type="memory"),
+    once=keyed(MemoryAckOut, target_type="memory"),
 )
-def memory_add(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[str, Any]:
+def memory_add(caller: Caller, args: MemoryAddInput, note: AuditNote) -> MemoryAckOut:
     """Record a decision or a note. Memories are immutable; a decision may supersede one."""
     superseded = _superseded_decision(caller, args.supersedes) if args.supersedes else None
     try:
@@ -43,7 +43,7 @@ def memory_add(caller: Caller, args: MemoryAddInput, note: AuditNote) -> dict[st
         # Another decision superseded the same one between our check and our insert.
         raise _already_superseded() from None
     note.target("memory", memory.pk)
-    return memory_ack_json(memory)
+    return memory_ack_out(memory)
 
 
 def _superseded_decision(caller: Caller, superseded_id: uuid.UUID) -> Memory:

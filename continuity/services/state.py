@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-from typing import Any
-
 from audit.recorder import AuditNote
 from continuity.inputs import StatePutInput
 from continuity.models import StateVersion
-from continuity.presenters import rfc3339
+from continuity.outputs import StateAckOut
 from continuity.state_blocks import clean_running_summary
 from core.access import Caller, Capability
 from core.errors import StaleVersion
@@ -18,7 +16,7 @@ _APPEND_ATTEMPTS = 3
 
 
 @operation("state_put", capability=Capability.WRITE, input_model=StatePutInput)
-def state_put(caller: Caller, args: StatePutInput, note: AuditNote) -> dict[str, Any]:
+def state_put(caller: Caller, args: StatePutInput, note: AuditNote) -> StateAckOut:
     """Append a new immutable version of an agent's running summary."""
     note.target("state", args.agent)
     body = clean_running_summary(args.body)
@@ -35,12 +33,12 @@ def state_put(caller: Caller, args: StatePutInput, note: AuditNote) -> dict[str,
         )
         if not insert_unless_taken(state):
             continue  # another put took latest + 1 first (and committed)
-        return {
-            "agent": state.agent,
-            "version": state.version,
-            "chars": len(state.body),
-            "created_at": rfc3339(state.created_at),
-        }
+        return StateAckOut(
+            agent=state.agent,
+            version=state.version,
+            chars=len(state.body),
+            created_at=state.created_at,
+        )
     raise StaleVersion(current_version=_latest_version(caller, args.agent))
 
 

@@ -25,7 +25,8 @@ from continuity.leases import (
     record_holder,
 )
 from continuity.models import OPEN_STATUSES, TRANSITIONS, Task, TaskStatus, WorkReceipt
-from continuity.presenters import lease_json, receipt_json, task_ack_json, task_json
+from continuity.outputs import TaskAckOut, TaskUpdateOut
+from continuity.presenters import lease_out, receipt_out, task_ack_out, task_out
 from continuity.readiness import READINESS, with_readiness
 from continuity.services.dependencies import set_blocked_by
 from continuity.services.idempotency import keyed
@@ -51,9 +52,9 @@ FINAL = frozenset(status for status, moves in TRANSITIONS.items() if not moves)
     "task_create",
     capability=Capability.WRITE,
     input_model=TaskCreateInput,
-    once=keyed(target_type="task"),
+    once=keyed(TaskAckOut, target_type="task"),
 )
-def task_create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> dict[str, Any]:
+def task_create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> TaskAckOut:
     """Create a task: a stable goal (title, description) and its first handoff state."""
     task = Task.objects.create(
         project=caller.project,
@@ -67,11 +68,11 @@ def task_create(caller: Caller, args: TaskCreateInput, note: AuditNote) -> dict[
     )
     note.target("task", task.pk)
     set_blocked_by(caller, task, args.blocked_by, new=True)
-    return task_ack_json(task)
+    return task_ack_out(task)
 
 
 @operation("task_update", capability=Capability.WRITE, input_model=TaskUpdateInput)
-def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[str, Any]:
+def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> TaskUpdateOut:
     """Compare-and-set the handoff on `version`, with the optional work receipt, atomically.
 
     The success path is two statements: the UPDATE ... RETURNING (its WHERE holds every
@@ -109,7 +110,7 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> dict[
     receipt = None
     if args.work_receipt is not None:
         receipt = _receipt(caller, task, args.work_receipt)
-    return {"task": task_json(task), "receipt": receipt_json(receipt) if receipt else None}
+    return TaskUpdateOut(task=task_out(task), receipt=receipt_out(receipt) if receipt else None)
 
 
 def _apply(
@@ -267,10 +268,10 @@ def _refusal(
     if args.status is not None and args.status != status and args.status not in TRANSITIONS[status]:
         allowed = sorted(TRANSITIONS[status])
         return InvalidTransition(from_status=status, to_status=args.status, allowed=allowed)
-    lease = lease_json(task)
+    lease = lease_out(task)
     if lease is not None and not holder.holds(task):
         if is_live(task, now):
-            return LeaseHeld(lease=lease)
+            return LeaseHeld(lease=lease.model_dump(mode="json"))
         if otherwise is None:
             return ExpiredLease(task)
     # The row changed between the UPDATE and this read (a concurrent update committed): stale.

@@ -24,8 +24,8 @@ from projects.api_keys import api_key_create, api_key_revoke
 from projects.callers import operator_caller
 from projects.models import ApiKey
 from tests.factories import World
-from tests.oauth.conftest import signed_in
-from tests.oauth.flows import API, bearer, register, tokens_for
+from tests.identity.conftest import signed_in
+from tests.identity.flows import API, bearer, register, tokens_for
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from django.test import Client
 
 from audit import noise
 from audit.models import AnonymousRejection, AuditEvent
-from tests.mcp.inprocess import in_process_server
+from tests.continuity.mcp.inprocess import in_process_server
 
 SOURCE = "203.0.113.9"
 LIMIT = 3  # sign-in failures before the address is locked out

@@ -14,7 +14,7 @@ from django.db.models import Sum
 from django.test import Client
 
 from audit.models import AuditEvent, CountedEvent
-from tests.api.helpers import api_for
+from tests.continuity.api.helpers import api_for
 from tests.factories import World
 from tests.web.content import story
 

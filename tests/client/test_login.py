@@ -17,7 +17,7 @@ import pytest
 
 from tests.browser import async_browser_context
 from tests.client.conftest import PASSWORD, Home, Seat
-from tests.oauth.chromium_consent import ChromiumPerson, LoopbackCallback
+from tests.identity.chromium_consent import ChromiumPerson, LoopbackCallback
 
 pytestmark = pytest.mark.live_server
 

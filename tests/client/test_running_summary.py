@@ -1,4 +1,4 @@
-"""The running summary (DESIGN section 9) against a live server: one update in flight per agent
+"""The running summary (docs/architecture.md) against a live server: one update in flight per agent
 however many turns end at once, replies that are not summaries never stored, closing chatter
 cut, a failing summarizer leaving the last good version, and the local-command summarizer."""
 

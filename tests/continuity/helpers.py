@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
+import pydantic
 import pytest
 from django.db import connection
 
@@ -20,6 +21,11 @@ from projects.models import Project
 from tests.factories import wc
 
 Service = Callable[..., Any]
+
+
+def as_json(result: pydantic.BaseModel) -> dict[str, Any]:
+    """The result as every transport sends it."""
+    return result.model_dump(mode="json")
 
 
 def rejected(code: str, service: Service, caller: Caller, **arguments: Any) -> HeyAiraError:
@@ -36,9 +42,10 @@ def rejected(code: str, service: Service, caller: Caller, **arguments: Any) -> H
 def outcome(service: Service, caller: Caller, **arguments: Any) -> Any:
     """The result, or the error code as a string: for tables and threads."""
     try:
-        return service(caller, **arguments)
+        result = service(caller, **arguments)
     except HeyAiraError as error:
         return error.code
+    return as_json(result) if isinstance(result, pydantic.BaseModel) else result
 
 
 def audit_rows(project: Project, operation: str | None = None) -> list[AuditEvent]:
@@ -71,8 +78,8 @@ def audit_shape(event: AuditEvent) -> dict[str, Any]:
 
 
 def add_note(caller: Caller, content: str = "A durable note.", **extra: Any) -> dict[str, Any]:
-    result: dict[str, Any] = memory_add(
-        caller, write_context=wc(caller), kind="note", content=content, **extra
+    result: dict[str, Any] = as_json(
+        memory_add(caller, write_context=wc(caller), kind="note", content=content, **extra)
     )
     return result
 
@@ -82,23 +89,25 @@ def add_decision(
 ) -> dict[str, Any]:
     extra.setdefault("rationale", "One store for every table.")
     extra.setdefault("source", "issue 2")
-    result: dict[str, Any] = memory_add(
-        caller, write_context=wc(caller), kind="decision", content=content, **extra
+    result: dict[str, Any] = as_json(
+        memory_add(caller, write_context=wc(caller), kind="decision", content=content, **extra)
     )
     return result
 
 
 def new_task(caller: Caller, title: str = "Ship the core", **extra: Any) -> dict[str, Any]:
     extra.setdefault("description", "Services, selectors and their tests.")
-    result: dict[str, Any] = task_create(caller, write_context=wc(caller), title=title, **extra)
+    result: dict[str, Any] = as_json(
+        task_create(caller, write_context=wc(caller), title=title, **extra)
+    )
     return result
 
 
 def update_task(caller: Caller, task: dict[str, Any], **changes: Any) -> dict[str, Any]:
     """task_update naming the task's version as the caller last saw it."""
     changes.setdefault("expected_version", task["version"])
-    result: dict[str, Any] = task_update(
-        caller, write_context=wc(caller), task_id=task["id"], **changes
+    result: dict[str, Any] = as_json(
+        task_update(caller, write_context=wc(caller), task_id=task["id"], **changes)
     )
     return result
 

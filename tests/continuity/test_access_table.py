@@ -1,5 +1,5 @@
-"""DESIGN section 4 for the continuity operations: role x operation, allowed and denied, and the
-credential's scopes on top (effective capability = role capability AND credential scope)."""
+"""The tenancy rule (docs/architecture.md) for continuity: role x operation, allowed and denied, and
+the credential's scopes on top (effective capability = role capability AND credential scope)."""
 
 from __future__ import annotations
 

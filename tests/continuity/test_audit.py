@@ -1,4 +1,4 @@
-"""The audit rows of the continuity operations (DESIGN section 7): one per attempt, success in
+"""The audit rows of the continuity operations (docs/architecture.md): one per attempt, success in
 the operation's transaction, rejection after its rollback with its error code, and never any
 memory or task text."""
 
@@ -23,6 +23,7 @@ from continuity.selectors import (
 from continuity.services import memory_add, state_put, task_create, task_update
 from tests.continuity.helpers import (
     add_note,
+    as_json,
     audit_inserts_seen,
     last_audit,
     new_task,
@@ -243,13 +244,15 @@ def test_audit_rows_never_hold_memory_or_task_text(world: World) -> None:
     c = wc(owner)
     memory = add_note(owner, f"{MARK} content", title=f"{MARK} title", idempotency_key=MARK)
     add_note(owner, f"{MARK} content", title=f"{MARK} title", idempotency_key=MARK)
-    decision = memory_add(
-        owner,
-        write_context=c,
-        kind="decision",
-        content=f"{MARK} decision",
-        rationale=f"{MARK} rationale",
-        source=f"{MARK} source",
+    decision = as_json(
+        memory_add(
+            owner,
+            write_context=c,
+            kind="decision",
+            content=f"{MARK} decision",
+            rationale=f"{MARK} rationale",
+            source=f"{MARK} source",
+        )
     )
     task = new_task(owner, f"{MARK} task", description=f"{MARK} goal", next_step=f"{MARK} step")
     update_task(

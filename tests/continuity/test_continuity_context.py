@@ -14,6 +14,7 @@ from core.access import Caller
 from tests.continuity.helpers import (
     add_decision,
     add_note,
+    as_json,
     last_audit,
     new_task,
     receipt,
@@ -50,7 +51,7 @@ def test_it_returns_every_part_for_a_fresh_session(world: World) -> None:
     )
     _summary(owner, "codex", "goal: ship")
 
-    context = continuity_context(world.caller("viewer"))
+    context = as_json(continuity_context(world.caller("viewer")))
 
     assert set(context) == {
         "project",
@@ -152,7 +153,7 @@ def test_it_lists_only_open_tasks_newest_first(world: World) -> None:
     cancelled = new_task(owner, "cancelled")
     update_task(owner, cancelled, status="cancelled")
     update_task(owner, todo, next_step="touched last")
-    context = continuity_context(owner)
+    context = as_json(continuity_context(owner))
     assert [t["title"] for t in context["tasks"]] == ["todo", "blocked"]
     assert [t["id"] for t in context["tasks"]] == [todo["id"], blocked["id"]]
     assert (context["counts"]["tasks"], context["counts"]["open_tasks"]) == (4, 2)
@@ -164,15 +165,15 @@ def test_it_returns_the_newest_summary_of_any_agent_or_of_the_one_asked(world: W
     _summary(owner, "claude", "claude one")
     _summary(owner, "codex", "codex two")
     _summary(owner, "claude", "claude two")
-    newest = continuity_context(owner)["state"]
+    newest = as_json(continuity_context(owner))["state"]
     assert (newest["agent"], newest["version"]) == ("claude", 2)
-    codex = continuity_context(owner, agent="codex")["state"]
+    codex = as_json(continuity_context(owner, agent="codex"))["state"]
     assert (codex["agent"], codex["version"], codex["preview"]) == (
         "codex",
         2,
         "# Running summary\n- codex two",
     )
-    assert continuity_context(owner, agent="nobody")["state"] is None
+    assert as_json(continuity_context(owner, agent="nobody"))["state"] is None
 
 
 def test_an_agents_newest_summary_is_its_highest_version_whatever_the_clocks_said(
@@ -188,8 +189,8 @@ def test_an_agents_newest_summary_is_its_highest_version_whatever_the_clocks_sai
     StateVersion.objects.filter(agent="codex", version=2).update(
         created_at=first.created_at - timedelta(seconds=2)
     )
-    assert state_get(owner, agent="codex")["state"]["version"] == 2
-    assert continuity_context(owner, agent="codex")["state"]["version"] == 2
+    assert as_json(state_get(owner, agent="codex"))["state"]["version"] == 2
+    assert as_json(continuity_context(owner, agent="codex"))["state"]["version"] == 2
 
 
 def test_it_applies_the_limits_and_reports_clamped_asks(world: World) -> None:
@@ -198,12 +199,12 @@ def test_it_applies_the_limits_and_reports_clamped_asks(world: World) -> None:
         add_note(owner, f"note {n}")
         task = new_task(owner, f"task {n}")
         update_task(owner, task, work_receipt=receipt(f"s-{n}"))
-    small = continuity_context(owner, memory_limit=2, task_limit=3, receipt_limit=1)
+    small = as_json(continuity_context(owner, memory_limit=2, task_limit=3, receipt_limit=1))
     assert [len(small[k]) for k in ("memories", "tasks", "receipts")] == [2, 3, 1]
     assert [m["preview"] for m in small["memories"]] == ["note 3", "note 2"]
-    none = continuity_context(owner, memory_limit=0, task_limit=0, receipt_limit=0)
+    none = as_json(continuity_context(owner, memory_limit=0, task_limit=0, receipt_limit=0))
     assert [none[k] for k in ("memories", "tasks", "receipts")] == [[], [], []]
-    big = continuity_context(owner, memory_limit=51, task_limit=1000, receipt_limit=50)
+    big = as_json(continuity_context(owner, memory_limit=51, task_limit=1000, receipt_limit=50))
     assert big["limits"] == {
         "memory_limit": 50,
         "task_limit": 100,
@@ -217,7 +218,7 @@ def test_it_applies_the_limits_and_reports_clamped_asks(world: World) -> None:
 def test_memory_previews_are_one_line_of_at_most_280_characters(world: World) -> None:
     owner = world.caller("owner")
     add_note(owner, "word\n" * 3000)
-    (memory,) = continuity_context(owner)["memories"]
+    (memory,) = as_json(continuity_context(owner))["memories"]
     assert len(memory["preview"]) == 280
     assert memory["preview"].endswith("…")
     assert "\n" not in memory["preview"]
@@ -250,7 +251,7 @@ def test_counts_stop_at_the_cap_and_say_which_did(world: World) -> None:
         Memory(project=world.alpha, kind="note", content=f"n{n}", author="bulk")
         for n in range(10_001)
     )
-    context = continuity_context(owner)
+    context = as_json(continuity_context(owner))
     assert context["counts"]["memories"] == 10_000
     assert context["counts"]["notes"] == 10_000
     assert context["counts"]["decisions"] == 0

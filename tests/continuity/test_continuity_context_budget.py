@@ -2,8 +2,8 @@
 holds: 10 rows of each kind, 10,000 rows of each kind, and rows made to be as large as possible
 in JSON (maximum lengths, multi-byte characters, quotes, backslashes, control characters).
 
-The budget is measured on the compact UTF-8 JSON every transport sends (DESIGN section 5):
-16,000 bytes at the default limits, 64,000 at the caps."""
+The budget is measured on the compact UTF-8 JSON every transport sends (docs/architecture.md, "The
+continuity protocol"): 16,000 bytes at the default limits, 64,000 at the caps."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from continuity.selectors import continuity_context
 from continuity.services import state_put
 from core.access import Caller
 from projects.models import Project, ProjectRepository, Repository
-from tests.continuity.helpers import add_decision, add_note, new_task, receipt, update_task
+from tests.continuity.helpers import add_decision, add_note, as_json, new_task, receipt, update_task
 from tests.factories import World, wc
 
 # Every call: repositories, memories, tasks, receipts, state, counts, and the audit row. A list
@@ -65,7 +65,7 @@ def _check_every_limit(
         applied = {name: min(limits.get(name, DEFAULT_LIMITS[name]), CAPS[name]) for name in CAPS}
         empty_lists = sum(1 for limit in applied.values() if limit == 0)
         with django_assert_num_queries(CONTEXT_QUERIES - empty_lists):
-            context = continuity_context(caller, **arguments)
+            context = as_json(continuity_context(caller, **arguments))
         size = json_bytes(context)
         assert size <= budget, (limits, size)
         assert len(context["memories"]) == min(rows, applied["memory_limit"])
@@ -199,7 +199,7 @@ def test_ten_thousand_rows_of_each_kind_fit_the_budget_in_constant_queries(
         assert model.objects.filter(project=world.alpha).count() == 10_000
     viewer = world.caller("viewer")
     _check_every_limit(viewer, django_assert_num_queries, "a" * 100, 10_000)
-    counts = continuity_context(viewer)["counts"]
+    counts = as_json(continuity_context(viewer))["counts"]
     assert (counts["memories"], counts["tasks"], counts["open_tasks"], counts["receipts"]) == (
         10_000,
         10_000,
@@ -245,7 +245,7 @@ def test_the_largest_possible_rows_still_fit_the_budget(
     assert largest > 16_000  # the caps case really was exercised near its budget
 
     # The budget is met by clipping previews, not by dropping what a session needs.
-    context = continuity_context(viewer)
+    context = as_json(continuity_context(viewer))
     assert json.loads(json.dumps(context, ensure_ascii=False)) == context
     assert all(m["preview"].endswith("…") for m in context["memories"])
     assert all(uuid.UUID(t["id"]) and t["version"] == 2_147_483_647 for t in context["tasks"])
@@ -265,7 +265,7 @@ def test_unicode_at_the_budgets_edge_is_never_split(world: World) -> None:
     for _ in range(60):
         add_note(owner, "🦄" * 15_999 + "\x01", title="𝄞" * 200)
     for limits, budget in LIMIT_CASES:
-        context = continuity_context(owner, dict(limits))
+        context = as_json(continuity_context(owner, **dict(limits)))
         encoded = json.dumps(context, ensure_ascii=False, separators=(",", ":")).encode()
         assert len(encoded) <= budget
         assert json.loads(encoded.decode("utf-8")) == context
@@ -289,6 +289,6 @@ def test_tasks_that_each_wait_on_twenty_others_still_fit_the_budget(
     viewer = world.caller("viewer")
     _check_every_limit(viewer, django_assert_num_queries, "a" * 100, 150)
     for limit, shown in ((20, 3), (21, 1), (100, 1)):
-        tasks_seen = continuity_context(viewer, task_limit=limit)["tasks"]
+        tasks_seen = as_json(continuity_context(viewer, task_limit=limit))["tasks"]
         assert all(t["waiting_on_count"] == MAX_DEPENDENCIES for t in tasks_seen)
         assert all(len(t["waiting_on"]) == shown and not t["ready"] for t in tasks_seen)

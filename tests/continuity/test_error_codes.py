@@ -1,4 +1,4 @@
-"""Every pinned error code of DESIGN section 5 (but `unauthenticated`, which authentication
+"""Every pinned error code of docs/architecture.md (but `unauthenticated`, which authentication
 raises before any service runs, and `unavailable`, which the database layer raises: see
 tests/core/test_database_faults.py and test_lock_isolation.py) comes from the service that owns
 it, with its stable code, a message a client can show, the fields the table promises, and an

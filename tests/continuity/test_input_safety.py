@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,6 +28,7 @@ from continuity.selectors import (
 )
 from continuity.services import memory_add, state_put, task_claim_next, task_create, task_update
 from core.errors import HeyAiraError
+from core.operations import Operation
 from tests.continuity.helpers import last_audit, new_task, outcome, rejected
 from tests.factories import World, wc
 
@@ -36,7 +36,7 @@ UUID = "5f2b8f0e-0000-4000-8000-000000000000"
 TASK = "task"  # replaced by a real task id at run time
 
 # Each operation with arguments that succeed, and the paths of its text and number fields.
-VALID: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
+VALID: dict[str, tuple[Operation[..., Any, Any], dict[str, Any]]] = {
     "memory_add": (
         memory_add,
         {
@@ -236,7 +236,7 @@ def test_arguments_that_are_not_an_object_are_a_validation_error(
 ) -> None:
     service, _ = VALID[operation]
     with pytest.raises(HeyAiraError) as caught:
-        service(world.caller("owner"), arguments)
+        service.call(world.caller("owner"), arguments)
     assert caught.value.code == "validation_error"
     assert list(caught.value.details["fields"]) == ["arguments"]
 

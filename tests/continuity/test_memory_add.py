@@ -10,7 +10,14 @@ from audit.models import AuditEvent
 from continuity.models import MEMORY_CONTENT_MAX, IdempotencyRecord, Memory
 from continuity.selectors import memory_get
 from continuity.services import memory_add, task_create
-from tests.continuity.helpers import add_decision, add_note, audit_rows, last_audit, rejected
+from tests.continuity.helpers import (
+    add_decision,
+    add_note,
+    as_json,
+    audit_rows,
+    last_audit,
+    rejected,
+)
 from tests.factories import World, wc
 
 
@@ -43,7 +50,7 @@ def test_it_records_a_note_and_answers_with_its_id(world: World) -> None:
 def test_it_records_a_decision_with_its_rationale_and_source(world: World) -> None:
     owner = world.caller("owner")
     result = add_decision(owner, "Use UUID keys.", rationale="No guessable ids.", source="PR 7")
-    full = memory_get(owner, memory_id=result["id"])["memory"]
+    full = as_json(memory_get(owner, memory_id=result["id"]))["memory"]
     assert (full["kind"], full["content"], full["rationale"], full["source"]) == (
         "decision",
         "Use UUID keys.",
@@ -172,8 +179,8 @@ def test_keys_belong_to_one_project(world: World) -> None:
 def test_keys_belong_to_one_operation(world: World) -> None:
     owner = world.caller("owner")
     add_note(owner, "same", idempotency_key="k")
-    task = task_create(
-        owner, write_context=wc(owner), title="t", description="d", idempotency_key="k"
+    task = as_json(
+        task_create(owner, write_context=wc(owner), title="t", description="d", idempotency_key="k")
     )
     assert task["version"] == 1
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from continuity.selectors import memory_get
-from tests.continuity.helpers import add_decision, last_audit, rejected
+from tests.continuity.helpers import add_decision, as_json, last_audit, rejected
 from tests.factories import World
 
 
@@ -13,7 +13,7 @@ def test_it_returns_the_whole_memory(world: World) -> None:
     owner = world.caller("owner")
     content = "line one\nline two " + "x" * 15_000
     added = add_decision(owner, content, title="Keys", rationale="why", source="PR 1")
-    memory = memory_get(world.caller("viewer"), memory_id=added["id"])["memory"]
+    memory = as_json(memory_get(world.caller("viewer"), memory_id=added["id"]))["memory"]
     assert memory == {
         "id": added["id"],
         "kind": "decision",

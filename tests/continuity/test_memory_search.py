@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from continuity.models import Memory
 from continuity.selectors import memory_search
-from tests.continuity.helpers import add_decision, add_note, last_audit, rejected
+from tests.continuity.helpers import add_decision, add_note, as_json, last_audit, rejected
 from tests.factories import World
 
 postgres_only = pytest.mark.skipif(
@@ -21,7 +21,7 @@ sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="the SQLi
 
 
 def _ids(world: World, query: str, **arguments: Any) -> list[str]:
-    result = memory_search(world.caller("viewer"), query=query, **arguments)
+    result = as_json(memory_search(world.caller("viewer"), query=query, **arguments))
     assert result["query"] == query
     return [item["id"] for item in result["results"]]
 
@@ -67,7 +67,7 @@ def test_it_returns_at_most_the_limit(world: World) -> None:
 def test_results_carry_a_short_preview_not_the_whole_memory(world: World) -> None:
     owner = world.caller("owner")
     added = add_decision(owner, "kestrel " + "détail " * 2000, title="T")
-    (item,) = memory_search(world.caller("viewer"), query="kestrel")["results"]
+    (item,) = as_json(memory_search(world.caller("viewer"), query="kestrel"))["results"]
     assert set(item) == {"id", "kind", "title", "preview", "supersedes", "created_at"}
     assert (item["id"], item["kind"], item["title"]) == (added["id"], "decision", "T")
     assert len(item["preview"].encode()) <= 280
@@ -128,7 +128,7 @@ def test_postgresql_understands_web_search_syntax(world: World) -> None:
     add_note(owner, "kestrel queue")
     assert _ids(world, "kestrel -queue") == [cache["id"]]
     assert sorted(_ids(world, "cache or queue")) == sorted(
-        item["id"] for item in memory_search(owner, query="kestrel")["results"]
+        item["id"] for item in as_json(memory_search(owner, query="kestrel"))["results"]
     )
 
 

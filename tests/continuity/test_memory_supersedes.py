@@ -7,7 +7,7 @@ from typing import Any
 from continuity.models import Memory
 from continuity.selectors import memory_get
 from continuity.services import memory_add
-from tests.continuity.helpers import add_decision, add_note, last_audit, rejected
+from tests.continuity.helpers import add_decision, add_note, as_json, last_audit, rejected
 from tests.factories import World, wc
 
 MISSING = "5f2b8f0e-0000-4000-8000-000000000000"
@@ -24,8 +24,8 @@ def test_a_new_decision_supersedes_an_older_one(world: World) -> None:
     old = add_decision(owner, "Use SQLite everywhere.")
     new = _supersede(owner, old["id"])
     assert new["supersedes"] == old["id"]
-    assert memory_get(owner, memory_id=old["id"])["memory"]["superseded_by"] == new["id"]
-    assert memory_get(owner, memory_id=new["id"])["memory"]["superseded_by"] is None
+    assert as_json(memory_get(owner, memory_id=old["id"]))["memory"]["superseded_by"] == new["id"]
+    assert as_json(memory_get(owner, memory_id=new["id"]))["memory"]["superseded_by"] is None
 
 
 def test_the_superseded_decision_stays_as_it_was(world: World) -> None:
@@ -95,7 +95,7 @@ def test_a_note_cannot_supersede_anything(world: World) -> None:
         supersedes=old["id"],
     )
     assert error.details["fields"] == {"supersedes": "only a decision can supersede another"}
-    assert memory_get(owner, memory_id=old["id"])["memory"]["superseded_by"] is None
+    assert as_json(memory_get(owner, memory_id=old["id"]))["memory"]["superseded_by"] is None
 
 
 def test_it_answers_not_found_for_a_decision_that_does_not_exist(world: World) -> None:
@@ -137,4 +137,4 @@ def test_a_decision_of_another_project_cannot_be_superseded(world: World) -> Non
         supersedes=theirs["id"],
     )
     assert error.message == "The memory named in supersedes does not exist in this project."
-    assert memory_get(outsider, memory_id=theirs["id"])["memory"]["superseded_by"] is None
+    assert as_json(memory_get(outsider, memory_id=theirs["id"]))["memory"]["superseded_by"] is None

@@ -25,7 +25,7 @@ from continuity.selectors import (
 )
 from continuity.services import state_put
 from core.errors import Forbidden, HeyAiraError
-from tests.continuity.helpers import add_decision, add_note, new_task, receipt, update_task
+from tests.continuity.helpers import add_decision, add_note, as_json, new_task, receipt, update_task
 from tests.continuity.test_error_codes import SCENARIOS
 from tests.factories import World, wc
 
@@ -64,8 +64,8 @@ def busy(world: World) -> dict[str, Any]:
         ),
     )
     new_task(owner, title="Second task")
-    state = state_put(
-        owner, write_context=wc(owner), agent="codex", body="# Running summary\n- goal"
+    state = as_json(
+        state_put(owner, write_context=wc(owner), agent="codex", body="# Running summary\n- goal")
     )
     return {"old": old, "new": new, "note": note, "task": task, "updated": updated, "state": state}
 
@@ -77,18 +77,18 @@ def test_every_tool_result_fits_its_output_model(world: World, busy: dict[str, A
     fits("task_create", busy["task"])
     fits("task_update", busy["updated"])
     fits("state_put", busy["state"])
-    fits("server_identity", server_identity(owner))
-    fits("continuity_context", continuity_context(owner))
-    fits("continuity_context", continuity_context(owner, memory_limit=500, agent="codex"))
-    fits("memory_get", memory_get(owner, memory_id=busy["old"]["id"]))
-    fits("memory_get", memory_get(owner, memory_id=busy["note"]["id"]))
-    fits("memory_search", memory_search(owner, query="deploy"))
-    fits("task_get", task_get(owner, task_id=busy["task"]["id"]))
-    first_page = task_list(owner, limit=1)
+    fits("server_identity", as_json(server_identity(owner)))
+    fits("continuity_context", as_json(continuity_context(owner)))
+    fits("continuity_context", as_json(continuity_context(owner, memory_limit=500, agent="codex")))
+    fits("memory_get", as_json(memory_get(owner, memory_id=busy["old"]["id"])))
+    fits("memory_get", as_json(memory_get(owner, memory_id=busy["note"]["id"])))
+    fits("memory_search", as_json(memory_search(owner, query="deploy")))
+    fits("task_get", as_json(task_get(owner, task_id=busy["task"]["id"])))
+    first_page = as_json(task_list(owner, limit=1))
     assert first_page["next_cursor"] is not None
     fits("task_list", first_page)
-    fits("task_list", task_list(owner, status="open", cursor=first_page["next_cursor"]))
-    fits("state_get", state_get(owner, agent="codex"))
+    fits("task_list", as_json(task_list(owner, status="open", cursor=first_page["next_cursor"])))
+    fits("state_get", as_json(state_get(owner, agent="codex")))
 
 
 def test_a_task_update_without_a_receipt_fits_too(world: World, busy: dict[str, Any]):

@@ -21,20 +21,23 @@ from continuity.selectors import (
     task_list,
 )
 from core.access import Caller
+from tests.continuity.helpers import as_json
 from tests.factories import World
 
 # read -> (its queries, a call that uses the data made by `fill`)
 READS: dict[str, tuple[int, Callable[[Caller, dict[str, Any]], Any]]] = {
-    "server_identity": (1, lambda c, ids: server_identity(c)),
-    "memory_get": (3, lambda c, ids: memory_get(c, memory_id=ids["memory"])),
-    "memory_search": (2, lambda c, ids: memory_search(c, query="deploy", limit=50)),
-    "task_get": (3, lambda c, ids: task_get(c, task_id=ids["task"])),
-    "task_list": (2, lambda c, ids: task_list(c, limit=100)),
+    "server_identity": (1, lambda c, ids: as_json(server_identity(c))),
+    "memory_get": (3, lambda c, ids: as_json(memory_get(c, memory_id=ids["memory"]))),
+    "memory_search": (2, lambda c, ids: as_json(memory_search(c, query="deploy", limit=50))),
+    "task_get": (3, lambda c, ids: as_json(task_get(c, task_id=ids["task"]))),
+    "task_list": (2, lambda c, ids: as_json(task_list(c, limit=100))),
     "task_list with a cursor": (
         2,
-        lambda c, ids: task_list(c, limit=5, cursor=task_list(c, limit=5)["next_cursor"]),
+        lambda c, ids: as_json(
+            task_list(c, limit=5, cursor=as_json(task_list(c, limit=5))["next_cursor"])
+        ),
     ),
-    "state_get": (2, lambda c, ids: state_get(c, agent="codex")),
+    "state_get": (2, lambda c, ids: as_json(state_get(c, agent="codex"))),
 }
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from continuity.selectors import server_identity
 from continuity.services import memory_add
 from core.access import CredentialKind
-from tests.continuity.helpers import last_audit
+from tests.continuity.helpers import as_json, last_audit
 from tests.factories import World
 
 
 def test_it_names_the_resource_the_instance_the_project_and_the_principal(world: World) -> None:
     viewer = world.caller("viewer", scopes={"continuity:read", "audit:read"})
-    identity = server_identity(viewer)
+    identity = as_json(server_identity(viewer))
     assert identity == {
         "resource": "http://testserver/mcp",
         "instance": "test",
@@ -39,12 +39,15 @@ def test_it_names_the_resource_the_instance_the_project_and_the_principal(world:
 
 def test_the_write_context_it_gives_is_the_one_writes_accept(world: World) -> None:
     owner = world.caller("owner", kind=CredentialKind.API_KEY)
-    context = server_identity(owner)["write_context"]
-    assert memory_add(owner, write_context=context, kind="note", content="x")["kind"] == "note"
+    context = as_json(server_identity(owner))["write_context"]
+    assert (
+        as_json(memory_add(owner, write_context=context, kind="note", content="x"))["kind"]
+        == "note"
+    )
 
 
 def test_each_project_has_its_own_write_context(world: World) -> None:
-    alpha = server_identity(world.caller("owner"))["write_context"]
-    beta = server_identity(world.caller("outsider"))["write_context"]
+    alpha = as_json(server_identity(world.caller("owner")))["write_context"]
+    beta = as_json(server_identity(world.caller("outsider")))["write_context"]
     assert alpha["project"] != beta["project"]
     assert (alpha["resource"], alpha["instance"]) == (beta["resource"], beta["instance"])

@@ -1,4 +1,4 @@
-"""What a running summary must look like to be stored (DESIGN section 9): the heading, at most
+"""What a running summary must look like to be stored (docs/architecture.md): the heading, at most
 12,000 characters, never a refusal or an error text, no closing chatter to the reader."""
 
 from __future__ import annotations

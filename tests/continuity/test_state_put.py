@@ -1,4 +1,4 @@
-"""state_put and state_get: an agent's running summary as immutable versions (DESIGN 9)."""
+"""state_put and state_get: a running summary as immutable versions (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from continuity.models import StateVersion
 from continuity.selectors import state_get
 from continuity.services import state_put
 from core.access import Caller
-from tests.continuity.helpers import audit_rows, last_audit, rejected
+from tests.continuity.helpers import as_json, audit_rows, last_audit, rejected
 from tests.factories import World, wc
 
 SUMMARY = "# Running summary\n## Goal\n- Ship the core\n## Done\n- Models\n## Pending\n- Tests"
 
 
 def _put(caller: Caller, body: str = SUMMARY, agent: str = "codex", **extra: Any) -> Any:
-    return state_put(caller, write_context=wc(caller), agent=agent, body=body, **extra)
+    return as_json(state_put(caller, write_context=wc(caller), agent=agent, body=body, **extra))
 
 
 def test_it_appends_the_first_version(world: World) -> None:
@@ -54,7 +54,7 @@ def test_each_put_is_a_new_immutable_version(world: World) -> None:
     assert _put(owner, second_body)["version"] == 2
     assert StateVersion.objects.values().get(version=1) == first
     assert StateVersion.objects.count() == 2
-    newest = state_get(world.caller("viewer"), agent="codex")["state"]
+    newest = as_json(state_get(world.caller("viewer"), agent="codex"))["state"]
     assert (newest["version"], newest["body"], newest["author"]) == (2, second_body, "olivia")
 
 
@@ -63,8 +63,8 @@ def test_each_agent_has_its_own_versions(world: World) -> None:
     _put(owner, agent="codex")
     _put(owner, agent="codex")
     assert _put(owner, agent="claude")["version"] == 1
-    assert state_get(owner, agent="codex")["state"]["version"] == 2
-    assert state_get(owner, agent="claude")["state"]["version"] == 1
+    assert as_json(state_get(owner, agent="codex"))["state"]["version"] == 2
+    assert as_json(state_get(owner, agent="claude"))["state"]["version"] == 1
 
 
 def test_it_appends_when_the_expected_version_is_current(world: World) -> None:
@@ -133,7 +133,7 @@ def test_a_refused_body_keeps_the_last_good_version(world: World) -> None:
         agent="codex",
         body="I'm sorry, but I can't help with that.",
     )
-    assert state_get(owner, agent="codex")["state"]["body"] == SUMMARY
+    assert as_json(state_get(owner, agent="codex"))["state"]["body"] == SUMMARY
     assert [(e.outcome, e.error_code) for e in audit_rows(world.alpha, "state_put")] == [
         ("success", ""),
         ("rejected", "validation_error"),
@@ -156,6 +156,6 @@ def test_state_get_returns_the_newest_version(world: World) -> None:
     owner = world.caller("owner")
     for n in range(3):
         _put(owner, SUMMARY + f"\n- step {n}")
-    state = state_get(owner, agent="codex")["state"]
+    state = as_json(state_get(owner, agent="codex"))["state"]
     assert set(state) == {"agent", "version", "body", "author", "created_at"}
     assert (state["version"], state["body"].endswith("- step 2")) == (3, True)

@@ -13,7 +13,7 @@ from audit.models import AuditEvent
 from continuity.models import Task, TaskDependency
 from continuity.services import task_claim_next, task_update
 from core.access import Caller
-from tests.continuity.helpers import Crew, new_task, update_task
+from tests.continuity.helpers import Crew, as_json, new_task, update_task
 from tests.continuity.test_concurrency import (  # noqa: F401 (an autouse fixture)
     ROUNDS,
     _try,
@@ -66,7 +66,9 @@ def _claim_round(world: World, crew: Crew, round_: int, claimed: Counter[str]) -
     claimed.update(winners)
     # What this round left ready is claimed one by one, oldest first, before the next round.
     leftover = ready[expected:]
-    later = [task_claim_next(owner, write_context=wc(owner))["task"]["id"] for _ in leftover]
+    later = [
+        as_json(task_claim_next(owner, write_context=wc(owner)))["task"]["id"] for _ in leftover
+    ]
     assert later == leftover
     claimed.update(later)
     return ready_count

@@ -11,12 +11,12 @@ from continuity.outputs import TaskClaimOut
 from continuity.selectors import continuity_context
 from continuity.services import task_claim_next
 from core.access import Caller
-from tests.continuity.helpers import audit_rows, new_task, rejected, update_task
+from tests.continuity.helpers import as_json, audit_rows, new_task, rejected, update_task
 from tests.factories import World, wc
 
 
 def _claim(caller: Caller, **extra: Any) -> dict[str, Any]:
-    result: dict[str, Any] = task_claim_next(caller, write_context=wc(caller), **extra)
+    result: dict[str, Any] = as_json(task_claim_next(caller, write_context=wc(caller), **extra))
     TaskClaimOut.model_validate(result)
     return result
 
@@ -92,13 +92,13 @@ def test_continuity_context_lists_ready_work_first_in_claim_order(world: World) 
     # Moved last: without the ready-first order it would lead the list.
     update_task(owner, waiting, next_step="wait for the dependency")
 
-    tasks = continuity_context(owner)["tasks"]
+    tasks = as_json(continuity_context(owner))["tasks"]
 
     assert [t["title"] for t in tasks] == ["ready old", "ready new", "waiting", "dependency"]
     assert [t["ready"] for t in tasks] == [True, True, False, False]
     assert tasks[2]["waiting_on"] == [dependency["id"]]
     assert _claim(owner)["task"]["id"] == ready_old["id"]
-    assert ready_new["id"] == continuity_context(owner)["tasks"][0]["id"]
+    assert ready_new["id"] == as_json(continuity_context(owner))["tasks"][0]["id"]
 
 
 def test_it_never_claims_another_projects_task(world: World) -> None:

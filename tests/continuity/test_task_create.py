@@ -9,7 +9,7 @@ import pytest
 from continuity.models import Task
 from continuity.selectors import task_get
 from continuity.services import task_create
-from tests.continuity.helpers import audit_rows, last_audit, new_task, rejected
+from tests.continuity.helpers import as_json, audit_rows, last_audit, new_task, rejected
 from tests.factories import World, bind_repository, wc
 
 
@@ -139,7 +139,7 @@ def test_a_replay_returns_the_original_result_even_after_the_task_moved_on(world
     first = new_task(owner, "t", idempotency_key="create-1")
     Task.objects.filter(pk=first["id"]).update(version=5)
     assert new_task(owner, "t", idempotency_key="create-1") == first
-    assert task_get(owner, task_id=first["id"])["task"]["version"] == 5
+    assert as_json(task_get(owner, task_id=first["id"]))["task"]["version"] == 5
 
 
 def test_it_rejects_the_same_key_with_another_task(world: World) -> None:

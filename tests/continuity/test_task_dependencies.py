@@ -11,6 +11,7 @@ from continuity.models import Task, TaskDependency
 from continuity.selectors import continuity_context, task_get, task_list
 from continuity.services import task_create
 from tests.continuity.helpers import (
+    as_json,
     audit_rows,
     new_task,
     rejected,
@@ -28,7 +29,7 @@ def _edges() -> set[tuple[str, str]]:
 
 
 def _current(caller: Any, task: dict[str, Any]) -> dict[str, Any]:
-    found: dict[str, Any] = task_get(caller, task_id=task["id"])["task"]
+    found: dict[str, Any] = as_json(task_get(caller, task_id=task["id"]))["task"]
     return found
 
 
@@ -43,12 +44,12 @@ def test_it_creates_a_task_blocked_by_others_and_shows_them_everywhere(world: Wo
     ui = new_task(owner, "ui", blocked_by=[api["id"], schema["id"], api["id"]])
 
     assert _edges() == {(ui["id"], schema["id"]), (ui["id"], api["id"])}
-    full = task_get(world.caller("viewer"), task_id=ui["id"])["task"]
+    full = as_json(task_get(world.caller("viewer"), task_id=ui["id"]))["task"]
     assert (full["blocked_by"], full["ready"]) == (sorted([schema["id"], api["id"]]), False)
-    listed = {t["title"]: t for t in task_list(owner)["tasks"]}
+    listed = {t["title"]: t for t in as_json(task_list(owner))["tasks"]}
     assert (listed["ui"]["blocked_by"], listed["ui"]["ready"]) == (full["blocked_by"], False)
     assert (listed["api"]["blocked_by"], listed["api"]["ready"]) == ([], True)
-    entry = next(t for t in continuity_context(owner)["tasks"] if t["id"] == ui["id"])
+    entry = next(t for t in as_json(continuity_context(owner))["tasks"] if t["id"] == ui["id"])
     assert (entry["ready"], entry["waiting_on_count"]) == (False, 2)
     assert sorted(entry["waiting_on"]) == full["blocked_by"]
 
@@ -61,7 +62,7 @@ def test_it_is_not_ready_while_a_dependency_is_open_and_ready_once_all_are_done(
     last = new_task(owner, "last", blocked_by=[first["id"], second["id"]])
 
     def ready_titles() -> list[str]:
-        return [t["title"] for t in task_list(owner, status="ready")["tasks"]]
+        return [t["title"] for t in as_json(task_list(owner, status="ready"))["tasks"]]
 
     assert ready_titles() == ["second", "first"]
     _finish(owner, first)
@@ -73,7 +74,7 @@ def test_it_is_not_ready_while_a_dependency_is_open_and_ready_once_all_are_done(
     update_task(owner, _current(owner, last), blocked_by=[first["id"]])
     assert ready_titles() == ["last"]
     assert _current(owner, last)["ready"] is True
-    assert continuity_context(owner)["counts"]["ready_tasks"] == 1
+    assert as_json(continuity_context(owner))["counts"]["ready_tasks"] == 1
 
 
 def test_a_task_that_is_not_todo_is_never_ready(world: World) -> None:
@@ -81,7 +82,7 @@ def test_a_task_that_is_not_todo_is_never_ready(world: World) -> None:
     task = new_task(owner)
     moved = update_task(owner, task, status="in_progress")["task"]
     assert moved["ready"] is False
-    assert task_list(owner, status="ready")["tasks"] == []
+    assert as_json(task_list(owner, status="ready"))["tasks"] == []
 
 
 def test_task_update_replaces_the_set_and_grows_the_version(world: World) -> None:

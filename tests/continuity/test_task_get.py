@@ -6,7 +6,7 @@ import pytest
 
 from continuity.selectors import task_get
 from continuity.services import task_update
-from tests.continuity.helpers import last_audit, new_task, receipt, rejected
+from tests.continuity.helpers import as_json, last_audit, new_task, receipt, rejected
 from tests.factories import World, wc
 
 
@@ -21,7 +21,7 @@ def test_it_returns_the_task_and_its_newest_ten_receipts(world: World) -> None:
             expected_version=n + 1,
             work_receipt=receipt(f"s-{n}"),
         )
-    result = task_get(world.caller("viewer"), task_id=task["id"])
+    result = as_json(task_get(world.caller("viewer"), task_id=task["id"]))
     assert result["task"]["id"] == task["id"]
     assert (result["task"]["description"], result["task"]["version"]) == ("The goal.", 13)
     assert [r["session_ref"] for r in result["receipts"]] == [f"s-{n}" for n in range(11, 1, -1)]

@@ -18,6 +18,7 @@ from continuity.models import Task, WorkReceipt
 from continuity.selectors import continuity_context, task_get
 from continuity.services import task_claim_next, task_heartbeat, task_lease_release
 from tests.continuity.helpers import (
+    as_json,
     audit_rows,
     new_task,
     receipt,
@@ -31,10 +32,16 @@ pytestmark = pytest.mark.django_db
 
 
 def claim(caller: Any, session_ref: str, **extra: Any) -> dict[str, Any]:
-    result: dict[str, Any] = task_claim_next(
-        caller, write_context=wc(caller), session_ref=session_ref, **extra
+    return as_json(
+        task_claim_next(caller, write_context=wc(caller), session_ref=session_ref, **extra)
     )
-    return result
+
+
+def heartbeat(caller: Any, task_id: str, session_ref: str) -> dict[str, Any]:
+    beat = task_heartbeat(
+        caller, write_context=wc(caller), task_id=task_id, session_ref=session_ref
+    )
+    return as_json(beat)
 
 
 def expire(task_id: str, seconds_ago: int = 1) -> None:
@@ -56,7 +63,7 @@ def test_a_claim_holds_a_lease_for_its_session_for_the_projects_default(world: W
     assert task["status"] == "in_progress"
     assert task["lease"]["holder"] == {"actor": owner.actor.label, "session_ref": "s-a"}
     assert 890 < expires_in(task) <= 900
-    assert task_get(owner, task_id=task["id"])["task"]["lease"] == task["lease"]
+    assert as_json(task_get(owner, task_id=task["id"]))["task"]["lease"] == task["lease"]
 
 
 def test_a_claim_may_ask_for_a_lease_within_the_bounds(world: World):
@@ -117,7 +124,7 @@ def test_the_holder_renews_with_any_update_and_with_heartbeats_that_keep_the_ver
     new_task(owner)
     task = claim(owner, "s-a", lease_seconds=60)["task"]
     expire(task["id"], seconds_ago=-10)  # 10 s left
-    beat = task_heartbeat(owner, write_context=wc(owner), task_id=task["id"], session_ref="s-a")
+    beat = heartbeat(owner, task["id"], "s-a")
     assert beat["version"] == task["version"] == Task.objects.get(pk=task["id"]).version
     assert 55 < expires_in(beat) <= 60
     expire(task["id"], seconds_ago=-10)
@@ -133,7 +140,7 @@ def test_a_holder_whose_lease_expired_but_was_not_taken_over_still_holds_it(worl
     new_task(owner)
     task = claim(owner, "s-a")["task"]
     expire(task["id"])
-    beat = task_heartbeat(owner, write_context=wc(owner), task_id=task["id"], session_ref="s-a")
+    beat = heartbeat(owner, task["id"], "s-a")
     assert expires_in(beat) > 890
 
 
@@ -225,12 +232,12 @@ def test_context_shows_who_holds_each_task_and_flags_your_expiring_leases(world:
     gone = claim(owner, "s-a")["task"]
     expire(expiring["id"], seconds_ago=-20)  # 20 of 90 s left
     expire(gone["id"])
-    by_id = {t["id"]: t for t in continuity_context(owner)["tasks"]}
+    by_id = {t["id"]: t for t in as_json(continuity_context(owner))["tasks"]}
     assert by_id[mine["id"]]["lease"]["state"] == "live"
     assert by_id[expiring["id"]]["lease"]["state"] == "expiring"
     assert by_id[gone["id"]]["lease"]["state"] == "expired"
     # Someone else's lease with little time left is simply live.
-    others = {t["id"]: t for t in continuity_context(contributor)["tasks"]}
+    others = {t["id"]: t for t in as_json(continuity_context(contributor))["tasks"]}
     assert others[expiring["id"]]["lease"]["state"] == "live"
     assert others[mine["id"]]["lease"]["holder"]["session_ref"] == "s-a"
 
@@ -240,7 +247,7 @@ def test_owners_and_admins_release_a_stuck_lease_naming_its_holder(world: World)
     new_task(owner)
     task = claim(contributor, "s-c")["task"]
     rejected("forbidden", task_lease_release, contributor, task_id=task["id"])
-    released = task_lease_release(admin, task_id=task["id"])
+    released = as_json(task_lease_release(admin, task_id=task["id"]))
     assert released["released"] == task["lease"]
     assert released["task"]["status"] == "todo"
     assert released["task"]["lease"] is None
@@ -261,4 +268,4 @@ def test_owners_and_admins_release_a_stuck_lease_naming_its_holder(world: World)
     )
     assert claim(owner, "s-a")["task"]["id"] == task["id"]
     # Nothing to release: the task is left as it is.
-    assert task_lease_release(owner, task_id=new_task(owner)["id"])["released"] is None
+    assert task_lease_release(owner, task_id=new_task(owner)["id"]).released is None

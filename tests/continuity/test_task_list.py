@@ -11,7 +11,7 @@ import pytest
 from continuity.models import Task
 from continuity.selectors import task_list
 from core.access import Caller
-from tests.continuity.helpers import new_task, rejected, update_task
+from tests.continuity.helpers import as_json, new_task, rejected, update_task
 from tests.factories import World
 
 
@@ -19,7 +19,7 @@ def _all_pages(caller: Caller, **arguments: Any) -> list[list[str]]:
     pages: list[list[str]] = []
     cursor = None
     while True:
-        result = task_list(caller, cursor=cursor, **arguments)
+        result = as_json(task_list(caller, cursor=cursor, **arguments))
         pages.append([task["title"] for task in result["tasks"]])
         cursor = result["next_cursor"]
         if cursor is None:
@@ -30,7 +30,7 @@ def test_it_lists_tasks_newest_first(world: World) -> None:
     owner = world.caller("owner")
     for n in range(3):
         new_task(owner, f"t{n}")
-    result = task_list(world.caller("viewer"))
+    result = as_json(task_list(world.caller("viewer")))
     assert [task["title"] for task in result["tasks"]] == ["t2", "t1", "t0"]
     assert result["next_cursor"] is None
     first = result["tasks"][0]
@@ -81,7 +81,7 @@ def test_it_keeps_the_order_of_creation_when_tasks_are_updated(world: World) -> 
     first = new_task(owner, "first")
     new_task(owner, "second")
     update_task(owner, first, next_step="touched")
-    assert [task["title"] for task in task_list(owner)["tasks"]] == ["second", "first"]
+    assert [task["title"] for task in as_json(task_list(owner))["tasks"]] == ["second", "first"]
 
 
 def test_it_filters_by_status_and_by_open(world: World) -> None:
@@ -93,7 +93,7 @@ def test_it_filters_by_status_and_by_open(world: World) -> None:
         update_task(owner, task, status=status)
 
     def titles(status: str) -> list[str]:
-        return sorted(task["title"] for task in task_list(owner, status=status)["tasks"])
+        return sorted(task["title"] for task in as_json(task_list(owner, status=status))["tasks"])
 
     assert titles("open") == ["blocked", "in_progress", "todo"]
     for status in ("todo", "in_progress", "blocked", "done", "cancelled"):
@@ -114,7 +114,7 @@ def test_a_cursor_pages_within_a_status(world: World) -> None:
 def test_the_list_texts_are_clipped(world: World) -> None:
     owner = world.caller("owner")
     new_task(owner, next_step="step " * 400)
-    item = task_list(owner)["tasks"][0]
+    item = as_json(task_list(owner))["tasks"][0]
     assert len(item["next_step"].encode()) <= 280
     assert item["next_step"].endswith("…")
 

@@ -1,4 +1,4 @@
-"""Task status moves (DESIGN section 5): todo -> in_progress | blocked | cancelled;
+"""Task status moves (docs/architecture.md): todo -> in_progress | blocked | cancelled;
 in_progress -> blocked | done | todo | cancelled; blocked -> in_progress | todo | cancelled;
 done and cancelled are final."""
 

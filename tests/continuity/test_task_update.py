@@ -12,6 +12,7 @@ from continuity.selectors import task_get
 from continuity.services import task_update
 from core.access import Caller
 from tests.continuity.helpers import (
+    as_json,
     audit_rows,
     last_audit,
     new_task,
@@ -28,8 +29,8 @@ def _snapshot(task_id: str) -> dict[str, Any]:
 
 
 def _update(caller: Caller, task_id: str, **changes: Any) -> dict[str, Any]:
-    result: dict[str, Any] = task_update(
-        caller, write_context=wc(caller), task_id=task_id, **changes
+    result: dict[str, Any] = as_json(
+        task_update(caller, write_context=wc(caller), task_id=task_id, **changes)
     )
     return result
 
@@ -70,7 +71,7 @@ def test_it_updates_the_handoff_and_grows_the_version_by_one(world: World) -> No
         "task",
         task["id"],
     )
-    assert result["task"] == task_get(owner, task_id=task["id"])["task"]
+    assert result["task"] == as_json(task_get(owner, task_id=task["id"]))["task"]
 
 
 def test_it_changes_only_the_fields_given(world: World) -> None:
@@ -130,7 +131,7 @@ def test_it_inserts_the_work_receipt_with_the_new_version(world: World) -> None:
         "author": "olivia",
         "created_at": result["receipt"]["created_at"],
     }
-    assert task_get(owner, task_id=task["id"])["receipts"] == [result["receipt"]]
+    assert as_json(task_get(owner, task_id=task["id"]))["receipts"] == [result["receipt"]]
 
 
 def test_a_receipt_alone_is_an_update(world: World) -> None:

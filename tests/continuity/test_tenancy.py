@@ -1,5 +1,5 @@
 """An id from another project behaves exactly like an id that does not exist: same code, same
-message, same audit row. Existence never leaks (DESIGN section 4)."""
+message, same audit row. Existence never leaks (docs/architecture.md, "The tenancy rule")."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from continuity.services import memory_add, state_put, task_create, task_update
 from tests.continuity.helpers import (
     add_decision,
     add_note,
+    as_json,
     audit_shape,
     last_audit,
     new_task,
@@ -139,9 +140,9 @@ def test_reads_and_searches_never_show_another_projects_rows(world: World) -> No
     new_task(outsider, "zebra task")
     state_put(outsider, write_context=wc(outsider), agent="codex", body="# Running summary\n- z")
     owner = world.caller("owner")
-    assert memory_search(owner, query="zebra")["results"] == []
-    assert task_list(owner)["tasks"] == []
-    context = continuity_context(owner)
+    assert as_json(memory_search(owner, query="zebra"))["results"] == []
+    assert as_json(task_list(owner))["tasks"] == []
+    context = as_json(continuity_context(owner))
     assert (context["memories"], context["tasks"], context["receipts"], context["state"]) == (
         [],
         [],

@@ -1,5 +1,5 @@
 """Every mutation names the write_context it means; a mismatch is refused before anything else
-happens (DESIGN section 5)."""
+happens (docs/architecture.md, "The operation table")."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.continuity.mcp.harness import McpWorld, build_world
 from tests.core.live_calls import (
     RETRYABLE,
     Answer,
@@ -29,7 +30,6 @@ from tests.core.live_calls import (
     terminate_backends,
 )
 from tests.live import LiveServer, behind_pgbouncer, start_live_server, stop_live_server
-from tests.mcp.harness import McpWorld, build_world
 
 pytestmark = [pytest.mark.postgres, pytest.mark.live_server]
 

@@ -18,9 +18,9 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.continuity.mcp.harness import McpWorld, build_world
 from tests.core.live_calls import Answer, audit_by_request, call_tool, live_connection
 from tests.live import start_live_server, stop_live_server
-from tests.mcp.harness import McpWorld, build_world
 
 pytestmark = [pytest.mark.postgres, pytest.mark.live_server]
 

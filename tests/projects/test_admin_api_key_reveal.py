@@ -10,7 +10,7 @@ from django.test import Client
 from projects.admin_reveal import COOKIE
 from projects.models import ApiKey
 from tests.factories import World
-from tests.oauth.conftest import signed_in
+from tests.identity.conftest import signed_in
 
 ADD = "/admin/projects/apikey/add/"
 SECRET = re.compile(r"hak_[0-9a-f]{12}_[A-Za-z0-9_-]{43}")

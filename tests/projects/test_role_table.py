@@ -1,4 +1,4 @@
-"""DESIGN section 4, the management rows: which role may manage what, and only in person.
+"""The tenancy rule (docs/architecture.md), its management rows: who may manage what, in person.
 
 Continuity rows (read, write) are pinned in tests/continuity/test_access_table.py. Here: repository
 bindings, API keys and viewer/contributor memberships (admin, owner); the audit log (admin,

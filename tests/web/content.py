@@ -11,6 +11,7 @@ from continuity.models import Memory, StateVersion, Task, WorkReceipt
 from continuity.services import memory_add, state_put, task_create, task_update
 from core.access import Caller
 from projects.models import Project
+from tests.continuity.helpers import as_json
 from tests.factories import World, wc
 
 
@@ -23,28 +24,32 @@ def story(world: World) -> dict[str, Any]:
 def story_as(carla: Caller) -> dict[str, Any]:
     """The story, told by any caller who may write (the live-server tests tell it too), in a
     project bound to acme/app."""
-    task = task_create(
-        carla,
-        write_context=wc(carla),
-        title="Ship the dashboard",
-        description="Members see their agents' tasks.\nAcceptance: every page has a test.",
-        next_step="Write the views",
-        repository_ref={"repository": "acme/app", "branch": "web-ui"},
+    task = as_json(
+        task_create(
+            carla,
+            write_context=wc(carla),
+            title="Ship the dashboard",
+            description="Members see their agents' tasks.\nAcceptance: every page has a test.",
+            next_step="Write the views",
+            repository_ref={"repository": "acme/app", "branch": "web-ui"},
+        )
     )
-    moved = task_update(
-        carla,
-        write_context=wc(carla),
-        task_id=task["id"],
-        expected_version=1,
-        status="in_progress",
-        blockers=["Waiting for the chain branch"],
-        work_receipt={
-            "session_ref": "session-one",
-            "summary": "Wrote the selectors.",
-            "tests": [{"name": "pytest tests/web", "result": "passed"}],
-            "commits": ["abcdef1234567"],
-            "next_step": "Templates",
-        },
+    moved = as_json(
+        task_update(
+            carla,
+            write_context=wc(carla),
+            task_id=task["id"],
+            expected_version=1,
+            status="in_progress",
+            blockers=["Waiting for the chain branch"],
+            work_receipt={
+                "session_ref": "session-one",
+                "summary": "Wrote the selectors.",
+                "tests": [{"name": "pytest tests/web", "result": "passed"}],
+                "commits": ["abcdef1234567"],
+                "next_step": "Templates",
+            },
+        )
     )
     task_update(
         carla,
@@ -54,27 +59,33 @@ def story_as(carla: Caller) -> dict[str, Any]:
         next_step="Browser journeys",
         work_receipt={"session_ref": "session-two", "summary": "Wrote the templates."},
     )
-    old = memory_add(
-        carla,
-        write_context=wc(carla),
-        kind="decision",
-        title="Render pages on the server",
-        content="Server-rendered Django templates, no build step.",
-        rationale="Fewer moving parts.",
-        source="issue 10",
+    old = as_json(
+        memory_add(
+            carla,
+            write_context=wc(carla),
+            kind="decision",
+            title="Render pages on the server",
+            content="Server-rendered Django templates, no build step.",
+            rationale="Fewer moving parts.",
+            source="issue 10",
+        )
     )
-    new = memory_add(
-        carla,
-        write_context=wc(carla),
-        kind="decision",
-        title="Render pages on the server, no script",
-        content="Server-rendered templates and no JavaScript at all.",
-        rationale="The CSP forbids scripts anyway.",
-        source="issue 10",
-        supersedes=old["id"],
+    new = as_json(
+        memory_add(
+            carla,
+            write_context=wc(carla),
+            kind="decision",
+            title="Render pages on the server, no script",
+            content="Server-rendered templates and no JavaScript at all.",
+            rationale="The CSP forbids scripts anyway.",
+            source="issue 10",
+            supersedes=old["id"],
+        )
     )
-    note = memory_add(
-        carla, write_context=wc(carla), kind="note", content="Keyset pagination everywhere."
+    note = as_json(
+        memory_add(
+            carla, write_context=wc(carla), kind="note", content="Keyset pagination everywhere."
+        )
     )
     for version in (1, 2):
         state_put(
@@ -168,17 +179,19 @@ def busy_story(carla: Caller, *, tasks: int = 30) -> dict[str, Any]:
         title = f"{BUSY_TITLES[n % len(BUSY_TITLES)]} ({n + 1})"
         blocked_by = [made[n - 1]["id"], made[n - 2]["id"]] if n % 5 == 4 else []
         made.append(
-            task_create(
-                carla,
-                write_context=context,
-                title=title,
-                description=(
-                    f"## Goal\n\n{title}, **without** breaking the *public* contract.\n\n"
-                    "- Acceptance: every page has a test\n- See `docs/operating.md`\n"
-                ),
-                next_step="Write the characterisation tests, then the implementation",
-                repository_ref={"repository": "acme/app", "branch": f"topic-{n}"},
-                blocked_by=blocked_by,
+            as_json(
+                task_create(
+                    carla,
+                    write_context=context,
+                    title=title,
+                    description=(
+                        f"## Goal\n\n{title}, **without** breaking the *public* contract.\n\n"
+                        "- Acceptance: every page has a test\n- See `docs/operating.md`\n"
+                    ),
+                    next_step="Write the characterisation tests, then the implementation",
+                    repository_ref={"repository": "acme/app", "branch": f"topic-{n}"},
+                    blocked_by=blocked_by,
+                )
             )
         )
     moves = {0: "done", 1: "done", 2: "cancelled", 3: "in_progress", 6: "in_progress"}
@@ -186,12 +199,14 @@ def busy_story(carla: Caller, *, tasks: int = 30) -> dict[str, Any]:
         task = made[n]
         version = 1
         if status == "done":
-            moved = task_update(
-                carla,
-                write_context=context,
-                task_id=task["id"],
-                expected_version=version,
-                status="in_progress",
+            moved = as_json(
+                task_update(
+                    carla,
+                    write_context=context,
+                    task_id=task["id"],
+                    expected_version=version,
+                    status="in_progress",
+                )
             )
             version = moved["task"]["version"]
         task_update(
@@ -213,14 +228,16 @@ def busy_story(carla: Caller, *, tasks: int = 30) -> dict[str, Any]:
                 "next_step": "Fix the *failing* migration",
             },
         )
-    old = memory_add(
-        carla,
-        write_context=context,
-        kind="decision",
-        title="Keep the audit chain per project",
-        content="Each project's events form **one** hash chain.\n\n1. append\n2. verify",
-        rationale="Verification stays *local* to a tenant.",
-        source="design review",
+    old = as_json(
+        memory_add(
+            carla,
+            write_context=context,
+            kind="decision",
+            title="Keep the audit chain per project",
+            content="Each project's events form **one** hash chain.\n\n1. append\n2. verify",
+            rationale="Verification stays *local* to a tenant.",
+            source="design review",
+        )
     )
     memory_add(
         carla,

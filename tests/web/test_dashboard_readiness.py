@@ -10,25 +10,30 @@ from typing import Any
 from django.test import Client
 
 from continuity.services import task_create, task_update
+from tests.continuity.helpers import as_json
 from tests.factories import World, wc
 
 
 def make(world: World, title: str, **fields: Any) -> dict[str, Any]:
     carla = world.caller("contributor")
-    return task_create(carla, write_context=wc(carla), title=title, description="d", **fields)
+    return as_json(
+        task_create(carla, write_context=wc(carla), title=title, description="d", **fields)
+    )
 
 
 def move(world: World, task: dict[str, Any], *statuses: str, **fields: Any) -> None:
     carla = world.caller("contributor")
     version = task["version"]
     for status in statuses:
-        moved = task_update(
-            carla,
-            write_context=wc(carla),
-            task_id=task["id"],
-            expected_version=version,
-            status=status,
-            **fields,
+        moved = as_json(
+            task_update(
+                carla,
+                write_context=wc(carla),
+                task_id=task["id"],
+                expected_version=version,
+                status=status,
+                **fields,
+            )
         )
         version = moved["task"]["version"]
         fields = {}

@@ -16,9 +16,9 @@ from playwright.sync_api import Browser, Page
 
 from tests.browser import PHONE
 from tests.core.live_calls import call_tool
+from tests.identity.chromium_consent import LoopbackCallback, loopback_callback
+from tests.identity.flows import Authorization, OAuthClient
 from tests.live import LiveServer, start_live_server, stop_live_server
-from tests.oauth.chromium_consent import LoopbackCallback, loopback_callback
-from tests.oauth.flows import Authorization, OAuthClient
 from tests.web.browsing import (
     PASSWORD,
     assert_fits,

@@ -13,6 +13,7 @@ from continuity.services import memory_add, task_create, task_update
 from projects.callers import operator_caller
 from projects.models import ProjectRepository
 from projects.services import repository_bind
+from tests.continuity.helpers import as_json
 from tests.factories import World, wc
 from web.markdown import clean, plain_text, render_markdown
 
@@ -62,8 +63,10 @@ def test_it_keeps_only_the_words_for_previews():
 
 def test_the_task_page_renders_the_description_notes_and_receipts(world: World, client: Client):
     carla = world.caller("contributor")
-    task = task_create(
-        carla, write_context=wc(carla), title="Render it", description=HOSTILE, next_step="*Go*"
+    task = as_json(
+        task_create(
+            carla, write_context=wc(carla), title="Render it", description=HOSTILE, next_step="*Go*"
+        )
     )
     task_update(
         carla,
@@ -98,14 +101,16 @@ def test_the_task_page_renders_the_description_notes_and_receipts(world: World, 
 
 def test_memories_and_summaries_render_their_markdown(world: World, client: Client):
     carla = world.caller("contributor")
-    memory = memory_add(
-        carla,
-        write_context=wc(carla),
-        kind="decision",
-        title="Markdown",
-        content="Use **one** renderer.\n\n1. parse\n2. clean",
-        rationale="*Safety* first",
-        source="review",
+    memory = as_json(
+        memory_add(
+            carla,
+            write_context=wc(carla),
+            kind="decision",
+            title="Markdown",
+            content="Use **one** renderer.\n\n1. parse\n2. clean",
+            rationale="*Safety* first",
+            source="review",
+        )
     )
     client.force_login(world.viewer)
     html = client.get(f"/projects/alpha/memory/{memory['id']}/").content.decode()
@@ -126,16 +131,18 @@ def test_commits_and_branches_link_to_github_and_gitlab(world: World, client: Cl
         url="https://gitlab.example.com/acme/infra",
     )
     carla = world.caller("contributor")
-    task = task_create(
-        carla,
-        write_context=wc(carla),
-        title="On GitLab",
-        description="d",
-        repository_ref={
-            "repository": "acme/infra",
-            "branch": "feature/x",
-            "commit": "a1b2c3d4e5f6a7",
-        },
+    task = as_json(
+        task_create(
+            carla,
+            write_context=wc(carla),
+            title="On GitLab",
+            description="d",
+            repository_ref={
+                "repository": "acme/infra",
+                "branch": "feature/x",
+                "commit": "a1b2c3d4e5f6a7",
+            },
+        )
     )
     client.force_login(world.viewer)
     html = client.get(f"/projects/alpha/tasks/{task['id']}/").content.decode()
@@ -156,12 +163,14 @@ def test_a_binding_names_url_templates_for_any_other_host(world: World, client: 
     )
     assert ProjectRepository.objects.get(pk=binding.pk).commit_url_template.endswith("{commit}")
     carla = world.caller("contributor")
-    task = task_create(
-        carla,
-        write_context=wc(carla),
-        title="Elsewhere",
-        description="d",
-        repository_ref={"repository": "acme/tools", "branch": "main"},
+    task = as_json(
+        task_create(
+            carla,
+            write_context=wc(carla),
+            title="Elsewhere",
+            description="d",
+            repository_ref={"repository": "acme/tools", "branch": "main"},
+        )
     )
     task_update(
         carla,
@@ -205,7 +214,7 @@ def test_it_refuses_a_url_template_that_is_not_a_web_address_with_its_placeholde
 def test_an_unbound_repository_is_shown_without_a_link(world: World, client: Client):
     ProjectRepository.objects.filter(project=world.alpha).delete()
     carla = world.caller("contributor")
-    task = task_create(carla, write_context=wc(carla), title="Plain", description="d")
+    task = as_json(task_create(carla, write_context=wc(carla), title="Plain", description="d"))
     task_update(
         carla,
         write_context=wc(carla),

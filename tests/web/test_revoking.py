@@ -14,7 +14,7 @@ from identity.models import AccessToken, RefreshToken
 from projects.api_keys import api_key_create
 from projects.callers import operator_caller
 from tests.factories import World
-from tests.oauth.flows import MCP, register, tokens_for
+from tests.identity.flows import MCP, register, tokens_for
 
 
 def signed_in(user: object) -> Client:

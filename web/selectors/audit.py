@@ -14,6 +14,7 @@ from datetime import datetime
 
 from django.db.models import Q, QuerySet
 
+from audit.filters import AuditEventFilter, filtered
 from audit.models import AuditEvent
 from continuity.selectors.cursors import decode_cursor as decode_list_cursor
 from core.errors import ValidationError
@@ -25,42 +26,10 @@ PAGE_SIZE = 50
 MORE_COUNTED = 10_000
 
 
-@dataclass(frozen=True)
-class AuditFilters:
-    since: datetime | None = None
-    until: datetime | None = None
-    actor: str = ""  # an actor's label (a username, an API key's label) or id
-    operation: str = ""
-    outcome: str = ""
-    error_code: str = ""
-    target: str = ""  # "type:id", or an id alone
-    request_id: str = ""
-
-
-def filtered_events(project: Project, filters: AuditFilters) -> QuerySet[AuditEvent]:
+def filtered_events(project: Project, filters: AuditEventFilter) -> QuerySet[AuditEvent]:
     """Exactly the filtered set, newest first: the list pages through it and the exports
     stream it."""
-    events = AuditEvent.objects.filter(project_id=project.pk)
-    if filters.since is not None:
-        events = events.filter(occurred_at__gte=filters.since)
-    if filters.until is not None:
-        events = events.filter(occurred_at__lt=filters.until)
-    if filters.actor:
-        events = events.filter(Q(actor_label=filters.actor) | Q(actor_id=filters.actor))
-    exact = {
-        "operation": filters.operation,
-        "outcome": filters.outcome,
-        "error_code": filters.error_code,
-        "request_id": filters.request_id,
-    }
-    events = events.filter(**{name: value for name, value in exact.items() if value})
-    if filters.target:
-        kind, colon, target_id = filters.target.partition(":")
-        if colon and kind and target_id:
-            events = events.filter(target_type=kind, target_id=target_id)
-        else:
-            events = events.filter(target_id=filters.target)
-    return events.order_by("-occurred_at", "-id")
+    return filtered(AuditEvent.objects.filter(project_id=project.pk), filters)
 
 
 @dataclass(frozen=True)
@@ -71,7 +40,7 @@ class AuditPage:
 
 
 def audit_page(
-    project: Project, filters: AuditFilters, *, cursor: tuple[datetime, uuid.UUID] | None
+    project: Project, filters: AuditEventFilter, *, cursor: tuple[datetime, uuid.UUID] | None
 ) -> AuditPage:
     """One page and the cursor of the next (None on the last page), in one query."""
     events = filtered_events(project, filters)

@@ -5,7 +5,6 @@ is one query, on the Caller's project."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from django.db.models import Q, Subquery
@@ -37,11 +36,9 @@ def memory_titles(caller: Caller, ids: list[str]) -> dict[str, MemoryTitle]:
     return titles
 
 
-def receipts_after(caller: Caller, task_id: UUID, last: dict[str, Any]) -> int:
-    """How many of the task's receipts are older than `last` (a receipt_list row)."""
+def receipts_after(caller: Caller, task_id: UUID, last: UUID) -> int:
+    """How many of the task's receipts are older than the receipt `last`."""
     receipts = WorkReceipt.objects.filter(project=caller.project, task_id=task_id)
     # Its stored time, not the millisecond one of the JSON: receipts a microsecond apart exist.
-    moment = Subquery(receipts.filter(pk=last["id"]).values("created_at")[:1])
-    return receipts.filter(
-        Q(created_at__lt=moment) | Q(created_at=moment, id__lt=last["id"])
-    ).count()
+    moment = Subquery(receipts.filter(pk=last).values("created_at")[:1])
+    return receipts.filter(Q(created_at__lt=moment) | Q(created_at=moment, id__lt=last)).count()

@@ -21,7 +21,7 @@ from pydantic import Field, StrictInt
 from audit.recorder import AuditNote
 from continuity.inputs import Cursor
 from continuity.models import OPEN_STATUSES, Task, TaskDependency, TaskStatus
-from continuity.presenters import lease_json
+from continuity.presenters import lease_out
 from continuity.readiness import is_ready, split_ids, with_waiting
 from continuity.selectors.cursors import page
 from core.access import Caller, Capability
@@ -83,7 +83,8 @@ class BoardRow:
 
     @property
     def lease(self) -> dict[str, Any] | None:
-        return lease_json(self.task)
+        lease = lease_out(self.task)
+        return None if lease is None else lease.model_dump(mode="json")
 
     @property
     def lease_expired(self) -> bool:

@@ -9,6 +9,8 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from continuity.outputs import RepositoryRefOut, TaskOut
+from continuity.presenters import repository_ref_out
 from web.markdown import plain_text, render_markdown
 from web.repository_links import ProjectRepositories, RepositoryLinks
 
@@ -77,17 +79,22 @@ def badge(kind: str, value: str) -> SafeString:
 
 
 @register.simple_tag
-def repository_ref(ref: dict[str, Any] | None, repositories: ProjectRepositories) -> SafeString:
+def repository_ref(
+    ref: RepositoryRefOut | dict[str, Any] | None, repositories: ProjectRepositories
+) -> SafeString:
     """`owner/name on branch at commit`, each linked to the host when the project binds the
-    repository and the host has a pattern."""
-    if not ref:
+    repository and the host has a pattern. `ref` is as a task stores it, or as task_get
+    returns it."""
+    if isinstance(ref, dict):
+        ref = repository_ref_out(ref) if ref else None
+    if ref is None:
         return format_html("{}", "—")
-    links = repositories.named(ref.get("repository"))
-    parts = [_linked(ref.get("repository", ""), links.url if links else "")]
-    if ref.get("branch"):
-        parts.append(format_html(" on {}", _linked(ref["branch"], _branch(links, ref["branch"]))))
-    if ref.get("commit"):
-        parts.append(format_html(" at {}", commit(ref["commit"], links)))
+    links = repositories.named(ref.repository)
+    parts = [_linked(ref.repository, links.url if links else "")]
+    if ref.branch:
+        parts.append(format_html(" on {}", _linked(ref.branch, _branch(links, ref.branch))))
+    if ref.commit:
+        parts.append(format_html(" at {}", commit(ref.commit, links)))
     return format_html_join("", "{}", ((part,) for part in parts))
 
 
@@ -102,13 +109,11 @@ def commit(sha: str, links: RepositoryLinks | None) -> SafeString:
 
 
 @register.simple_tag
-def receipt_repository(
-    task: dict[str, Any], repositories: ProjectRepositories
-) -> RepositoryLinks | None:
+def receipt_repository(task: TaskOut, repositories: ProjectRepositories) -> RepositoryLinks | None:
     """Where a task's receipts' commits live: its repository reference's, else the project's
     only repository."""
-    ref = task.get("repository_ref") or {}
-    return repositories.named(ref.get("repository"))
+    ref = task.repository_ref
+    return repositories.named(ref.repository if ref else None)
 
 
 def _branch(links: RepositoryLinks | None, branch: str) -> str:

@@ -10,7 +10,7 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from projects.admin_audit import audit_readable_projects
+from projects.audit_log import readable_projects
 
 register = template.Library()
 
@@ -64,9 +64,9 @@ def may_read_audit(context: template.Context) -> bool:
     request = context.get("request")
     if request is None or not request.user.is_authenticated:
         return False
-    if not hasattr(request, "_may_read_audit"):
-        request._may_read_audit = audit_readable_projects(request.user).exists()
-    return bool(request._may_read_audit)
+    if not hasattr(request, "heyaira_may_read_audit"):
+        request.heyaira_may_read_audit = readable_projects(request.user).exists()
+    return bool(request.heyaira_may_read_audit)
 
 
 @register.filter

@@ -12,18 +12,20 @@ from __future__ import annotations
 from typing import cast
 from uuid import UUID
 
+from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
 from audit.export import export_csv, export_jsonl
+from audit.filters import AuditEventFilter
 from audit.models import Outcome
 from audit.recorder import record_security_event
 from audit.state import chain_state, event_proof
-from projects.admin_audit import audit_readable_projects
+from projects.audit_log import readable_projects
 from web.access import AuditReader, audit_reader, note_page_view
-from web.audit_filters import AuditFilterForm, form_problems
 from web.selectors.audit import (
     MORE_COUNTED,
     audit_event,
@@ -42,7 +44,7 @@ PROJECTS_SHOWN = 200
 @require_safe
 @person_page
 def audit_home(request: HttpRequest) -> HttpResponse:
-    readable = audit_readable_projects(request.user)
+    readable = readable_projects(request.user)
     projects = list(readable.order_by("name", "slug")[: PROJECTS_SHOWN + 1])
     more = readable.count() - PROJECTS_SHOWN if len(projects) > PROJECTS_SHOWN else 0
     context = {"projects": projects[:PROJECTS_SHOWN], "more": more}
@@ -53,7 +55,8 @@ def audit_home(request: HttpRequest) -> HttpResponse:
 @person_page
 def audit_list(request: HttpRequest, slug: str) -> HttpResponse:
     reader = audit_reader(request, slug)
-    form = AuditFilterForm(request.GET or None)
+    filters = AuditEventFilter(request.GET or None)
+    form = filters.form
     cursor_text = request.GET.get("after", "")
     cursor = decode_cursor(cursor_text) if cursor_text else None
     context: dict[str, object] = {"project": reader.project, "form": form, "section": "audit"}
@@ -65,7 +68,7 @@ def audit_list(request: HttpRequest, slug: str) -> HttpResponse:
         context.update(chain=chain_state(reader.project.pk), problems=form_problems(form))
         _read(reader, AUDIT_BROWSE, Outcome.REJECTED, error_code="validation_error")
         return render(request, "web/audit_list.html", context, status=400)
-    found = audit_page(reader.project, form.filters(), cursor=cursor)
+    found = audit_page(reader.project, filters, cursor=cursor)
     state = chain_state(reader.project.pk)
     # Counted once the page is served, so the page never lists its own view.
     note_page_view(
@@ -127,7 +130,8 @@ def audit_export(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
     """Exactly the list's filtered set, streamed in constant memory in the format
     `verify_audit --file` checks (a complete chain when no filter is set)."""
     reader = audit_reader(request, slug)
-    form = AuditFilterForm(request.GET or None)
+    filters = AuditEventFilter(request.GET or None)
+    form = filters.form
     if kind not in EXPORTS:
         raise Http404
     if form.is_bound and not form.is_valid():
@@ -138,7 +142,7 @@ def audit_export(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
     # select it, and never half a chain's tail.
     _read(reader, AUDIT_EXPORT, Outcome.SUCCESS)
     encode, content_type = EXPORTS[kind]
-    events = filtered_events(reader.project, form.filters())
+    events = filtered_events(reader.project, filters)
     lines = encode(events, filtered=form.active())
     response = StreamingHttpResponse((line.encode() for line in lines), content_type=content_type)
     stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
@@ -165,3 +169,16 @@ def _read(
         target_id=target_id or str(reader.project.pk),
         error_code=error_code,
     )
+
+
+def form_problems(form: forms.Form) -> list[tuple[str, str, str]]:
+    """Each wrong value as (the filter's label, what is wrong, the field's id: "" for the
+    form as a whole), for the summary above the form."""
+    problems = []
+    for name, errors in form.errors.items():
+        field = form.fields.get(name)
+        label = str(field.label) if field is not None and name != NON_FIELD_ERRORS else ""
+        anchor = form[name].id_for_label if field is not None else ""
+        for error in errors:
+            problems.append((label, str(error), anchor))
+    return problems

@@ -8,7 +8,6 @@ membership (web.access); the one write is an owner's or admin's release of a stu
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -105,32 +104,29 @@ def project_home(request: HttpRequest, slug: str) -> HttpResponse:
 @person_page
 def task_page(request: HttpRequest, slug: str, task_id: UUID) -> HttpResponse:
     caller = member_caller(request, slug)
-    task = task_get(caller, task_id=task_id)["task"]
+    task = task_get(caller, task_id=task_id).task
     cursor = request.GET.get("after") or None
     receipts = receipt_list(caller, task_id=task_id, cursor=cursor)
-    waits_on = task_links(caller, set(task["blocked_by"]))
-    blocked_by = [waits_on[pk] for pk in task["blocked_by"] if pk in waits_on]
+    blocked_ids = [str(pk) for pk in task.blocked_by]
+    waits_on = task_links(caller, set(blocked_ids))
+    blocked_by = [waits_on[pk] for pk in blocked_ids if pk in waits_on]
     context = project_context(caller, "overview")
     context.update(
         task=task,
         blocked_by=blocked_by,
         waiting=[link for link in blocked_by if link.status != TaskStatus.DONE],
         dependents=dependents(caller, task_id),
-        receipts=receipts["receipts"],
-        next_cursor=receipts["next_cursor"],
-        receipts_more=receipts_after(caller, task_id, receipts["receipts"][-1])
-        if receipts["next_cursor"]
+        receipts=receipts.receipts,
+        next_cursor=receipts.next_cursor,
+        receipts_more=receipts_after(caller, task_id, receipts.receipts[-1].id)
+        if receipts.next_cursor
         else 0,
         paged=bool(cursor),
         repositories=project_repositories(caller.project),
-        lease_expired=_expired(task["lease"]),
+        lease_expired=task.lease is not None and task.lease.expires_at <= timezone.now(),
         can_release=caller.can(Capability.RELEASE_LEASES),
     )
     return render(request, "web/task.html", context)
-
-
-def _expired(lease: dict[str, Any] | None) -> bool:
-    return lease is not None and datetime.fromisoformat(lease["expires_at"]) <= timezone.now()
 
 
 @require_POST
@@ -146,13 +142,13 @@ def task_lease_release_view(request: HttpRequest, slug: str, task_id: UUID) -> H
     except HeyAiraError as error:
         messages.error(request, error.message)
     else:
-        lease = released["released"]
+        lease = released.released
         if lease is None:
             messages.info(request, "The task holds no lease: nothing to release.")
         else:
             messages.success(
                 request,
-                f"Released the lease of {lease['holder']['actor']}: the task is back in To do.",
+                f"Released the lease of {lease.holder.actor}: the task is back in To do.",
             )
     return HttpResponseRedirect(reverse("web:task", args=[slug, task_id]))
 
@@ -179,8 +175,8 @@ def memories_page(request: HttpRequest, slug: str) -> HttpResponse:
     if query:
         found = memory_search(caller, query=query, kind=kind or None, limit=SEARCH_RESULTS + 1)
         context.update(
-            results=found["results"][:SEARCH_RESULTS],
-            results_cut=len(found["results"]) > SEARCH_RESULTS,
+            results=found.results[:SEARCH_RESULTS],
+            results_cut=len(found.results) > SEARCH_RESULTS,
         )
     else:
         cursor = request.GET.get("after") or None
@@ -199,8 +195,8 @@ def memories_page(request: HttpRequest, slug: str) -> HttpResponse:
 def memory_page(request: HttpRequest, slug: str, memory_id: UUID) -> HttpResponse:
     caller = member_caller(request, slug)
     context = project_context(caller, "memory")
-    memory = memory_get(caller, memory_id=memory_id)["memory"]
-    related = [pk for pk in (memory["supersedes"], memory["superseded_by"]) if pk]
+    memory = memory_get(caller, memory_id=memory_id).memory
+    related = [str(pk) for pk in (memory.supersedes, memory.superseded_by) if pk]
     context.update(memory=memory, titles=memory_titles(caller, related))
     return render(request, "web/memory.html", context)
 

@@ -1,7 +1,7 @@
 """heyaira-client: the HeyAira client SDK and CLI for agent harnesses.
 
-It imports nothing of the server: it speaks the public MCP contract (DESIGN section 5) through
-the official `mcp` SDK.
+It imports nothing of the server: it speaks the public MCP contract (the server's docs/tools.md)
+through the official `mcp` SDK.
 """
 
 from heyaira_client.brief import render_brief

@@ -1,5 +1,5 @@
 """The client's typed errors. A server refusal arrives as a ToolError carrying the pinned code
-(DESIGN section 5); everything the client refuses on its own has a class of its own."""
+(the server's architecture.md); everything the client refuses on its own has a class of its own."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Typed views of the server's results (DESIGN section 5). Each keeps the JSON it came from in
-`raw`, so a field the server adds later is never lost on the way through."""
+"""Typed views of the server's results (the server's docs/tools.md). Each keeps the JSON it came
+from in `raw`, so a field the server adds later is never lost on the way through."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ _AGENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,99}$")
 
 @dataclass(frozen=True)
 class SummarySettings:
-    """When the running summary is updated, and what the summarizer is given (DESIGN 9)."""
+    """When the running summary is updated, and what the summarizer gets (docs/architecture.md)."""
 
     every_person_turns: int = 8  # update after this many person turns since the last version
     max_age_seconds: float = 1800.0  # ...or when the last version is older than this

@@ -1,4 +1,4 @@
-"""The running summary: a rolling state block per agent (DESIGN section 9).
+"""The running summary: a rolling state block per agent (the server's docs/architecture.md).
 
 After each successful turn the harness calls `RunningSummary.after_turn(turns)`. It returns at
 once; when an update is due (enough person turns since the last version, or the last version is
