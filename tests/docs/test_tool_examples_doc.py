@@ -26,6 +26,7 @@ TOOLS = {
     "task_list",
     "task_update",
     "task_claim_next",
+    "task_heartbeat",
     "state_put",
     "state_get",
 }
