@@ -93,7 +93,7 @@ def object_nodes(node: Any, known: frozenset[str] = frozenset()) -> list[tuple[A
 @pytest.mark.parametrize("era", ERAS)
 def test_every_advertised_schema_is_valid_2020_12_json_schema(mcp_world: McpWorld, era: str):
     tools = tool_list(mcp_world, era)
-    assert len(tools) == 12
+    assert len(tools) == 13
     for name, tool in tools.items():
         for kind in ("inputSchema", "outputSchema"):
             schema = tool[kind]
@@ -221,7 +221,10 @@ def test_generated_arguments_get_a_result_or_a_pinned_error(
     exchange()
     # server_identity takes no argument: its two examples are {} in each era.
     assert sum(outcomes.values()) >= (25 if whole_schema["properties"] else 2), outcomes
-    assert outcomes["result"] > 0, outcomes  # the schema admits calls that succeed
+    # The schema admits calls that succeed; a heartbeat succeeds only for the session that holds
+    # the task's lease, which no generated session_ref does (lease_lost is its pinned answer).
+    success = "lease_lost" if name == "task_heartbeat" else "result"
+    assert outcomes[success] > 0, outcomes
 
 
 # --- (c) every pinned error, as a client reads it -----------------------------------------------
@@ -293,6 +296,17 @@ def test_every_pinned_error_matches_the_output_schema(mcp_world: McpWorld, era: 
         "duplicate_receipt": (
             "task_update",
             task_update_args(wc, task_id, 2, work_receipt=receipt),
+            "olivia",
+        ),
+        # The claim above holds a lease for the receipt's session: another session is refused.
+        "lease_held": (
+            "task_update",
+            task_update_args(wc, task_id, 2, next_step="mine", session_ref=f"other-{tag}"),
+            "olivia",
+        ),
+        "lease_lost": (
+            "task_heartbeat",
+            {"write_context": wc, "task_id": created_todo(mcp_world, era, wc), "session_ref": "s"},
             "olivia",
         ),
     }
