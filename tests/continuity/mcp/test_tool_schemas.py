@@ -221,10 +221,7 @@ def test_generated_arguments_get_a_result_or_a_pinned_error(
     exchange()
     # server_identity takes no argument: its two examples are {} in each era.
     assert sum(outcomes.values()) >= (25 if whole_schema["properties"] else 2), outcomes
-    # The schema admits calls that succeed; a heartbeat succeeds only for the session that holds
-    # the task's lease, which no generated session_ref does (lease_lost is its pinned answer).
-    success = "lease_lost" if name == "task_heartbeat" else "result"
-    assert outcomes[success] > 0, outcomes
+    assert outcomes["result"] > 0, outcomes  # the schema admits calls that succeed
 
 
 # --- (c) every pinned error, as a client reads it -----------------------------------------------
