@@ -83,7 +83,9 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> TaskU
     holder = holder_of(caller, _session_of(args))
     now = timezone.now()
     try:
-        changes = _changes(caller, args, holder, now)
+        # The lease a claim takes is the session_ref's it names (a receipt's session_ref alone
+        # leaves it the actor's, as a claim that names none: any of its sessions may go on).
+        changes = _changes(caller, args, holder_of(caller, args.session_ref), now)
     except ValidationError as invalid:
         # A refusal about the task itself (missing, stale, final) comes first, as it always has.
         raise _refused(caller, args, holder, now, otherwise=invalid) from None
@@ -98,7 +100,7 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> TaskU
         if not isinstance(refusal, ExpiredLease):
             raise refusal
         if args.status in (None, TaskStatus.IN_PROGRESS):
-            values["lease_session_ref"] = holder.session_ref  # the new holder's, even ""
+            values["lease_session_ref"] = args.session_ref or ""  # the new holder's
         task = _apply(caller, args, values, lease=refusal.row)
         if task is None:  # it changed again since the refusal read it
             raise _refused(caller, args, holder, now)

@@ -254,7 +254,9 @@ def test_every_pinned_error_matches_the_output_schema(mcp_world: McpWorld, era: 
         mcp_world,
         era,
         "task_update",
-        task_update_args(wc, task_id, 1, status="in_progress", work_receipt=receipt),
+        task_update_args(
+            wc, task_id, 1, status="in_progress", work_receipt=receipt, session_ref=f"s-{tag}"
+        ),
     )
     matches_output_schema(tools, "task_update", first)
     note = {"write_context": wc, "kind": "note", "idempotency_key": f"k-{tag}"}
@@ -295,7 +297,7 @@ def test_every_pinned_error_matches_the_output_schema(mcp_world: McpWorld, era: 
             task_update_args(wc, task_id, 2, work_receipt=receipt),
             "olivia",
         ),
-        # The claim above holds a lease for the receipt's session: another session is refused.
+        # The claim above holds a lease for its session: another session is refused.
         "lease_held": (
             "task_update",
             task_update_args(wc, task_id, 2, next_step="mine", session_ref=f"other-{tag}"),
