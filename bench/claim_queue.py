@@ -5,6 +5,11 @@ Run by hand from the repository root (not by `make test`):
     .venv/bin/python bench/claim_queue.py                        # PostgreSQL on 127.0.0.1:5432
     .venv/bin/python bench/claim_queue.py --claimers 16 --tasks 2000 --blocked 200
 
+With --leases it measures task_claim_next and task_heartbeat at 1,000 and 100,000 tasks, 10% of
+them leased and 1% expired, instead (bench/lease_scale.py):
+
+    .venv/bin/python bench/claim_queue.py --leases
+
 It creates a bench database (PostgreSQL: `heyaira_bench_claims`, dropped at the end), migrates
 it, and through the services makes a project, `--tasks` ready tasks and `--blocked` tasks each
 blocked by an open one (never ready, so every claim passes over them). Then `--claimers` threads,
@@ -43,6 +48,12 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tasks", type=int, default=1000, help="ready tasks")
     parser.add_argument("--blocked", type=int, default=100, help="tasks that are never ready")
     parser.add_argument("--time-limit", type=float, default=300, help="seconds for the claims")
+    parser.add_argument(
+        "--leases",
+        action="store_true",
+        help="instead: claims and heartbeats at 1k and 100k tasks (bench/lease_scale.py)",
+    )
+    parser.add_argument("--flat", type=float, default=1.2, help="--leases: largest p50 ratio")
     args = parser.parse_args(argv)
     args.database = "postgres"
     if not 1 <= args.claimers <= 64 or args.tasks < 1 or args.blocked < 0:
@@ -161,6 +172,16 @@ def main(argv: list[str] | None = None) -> int:
         # One connection per claimer thread, held for its life, as the concurrency tests do.
         os.environ["DATABASE_POOL_SIZE"] = "0"
         os.environ.setdefault("DATABASE_CONN_MAX_AGE", "60")
+        if args.leases:
+            import django
+
+            django.setup()
+            from django.core.management import call_command
+
+            from bench.lease_scale import run_leases
+
+            call_command("migrate", verbosity=0)
+            return run_leases(args.flat)
         return run(args)
 
 

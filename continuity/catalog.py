@@ -67,6 +67,9 @@ CATALOG: tuple[OperationSpec[Any], ...] = (
     OperationSpec(services.task_create, outputs.TaskAckOut),
     OperationSpec(services.task_update, outputs.TaskUpdateOut),
     OperationSpec(services.task_claim_next, outputs.TaskClaimOut),
+    OperationSpec(services.task_heartbeat, outputs.TaskHeartbeatOut),
+    # People end a stuck lease from the dashboard or over REST; agents never need to.
+    OperationSpec(services.task_lease_release, outputs.TaskLeaseReleaseOut, mcp=False),
     OperationSpec(services.state_put, outputs.StateAckOut),
 )
 

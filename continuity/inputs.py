@@ -28,6 +28,7 @@ from core.validation import (
     SchemaPattern,
     Text,
 )
+from projects.models import LEASE_MAX_SECONDS, LEASE_MIN_SECONDS
 
 IdempotencyKey = Annotated[
     str,
@@ -217,6 +218,29 @@ BlockedBy = Annotated[
 ]
 
 
+# The claiming session: the lease's holder beside the actor (continuity.leases).
+SessionRef = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=200,
+        pattern=PRINTABLE_ID_PATTERN,
+        description="Your session's stable id; it holds the lease.",
+    ),
+]
+# The schema states the pinned floor; the server checks its own (HEYAIRA_LEASE_MIN_SECONDS,
+# lowered only by test servers), so the Python bound is the smallest it may be.
+LeaseSeconds = Annotated[
+    StrictInt,
+    Field(
+        ge=1,
+        le=LEASE_MAX_SECONDS,
+        json_schema_extra={"minimum": LEASE_MIN_SECONDS},
+        description="Lease length; default: the project's.",
+    ),
+]
+
+
 class TaskCreateInput(WriteInput):
     title: Annotated[RequiredText, Field(max_length=200)]
     description: Annotated[
@@ -274,6 +298,12 @@ NOTHING_TO_UPDATE = (
 )
 
 
+# What says who writes and against which version, not what changes.
+UPDATE_CONTEXT = frozenset(
+    {"write_context", "task_id", "expected_version", "session_ref", "lease_seconds"}
+)
+
+
 class TaskUpdateInput(WriteInput):
     model_config = ConfigDict(json_schema_extra=_SOME_CHANGE)
 
@@ -286,14 +316,17 @@ class TaskUpdateInput(WriteInput):
     repository_ref: RepositoryRefInput | None = None
     blocked_by: BlockedBy | None = None
     work_receipt: WorkReceiptInput | None = None
+    session_ref: SessionRef | None = None
+    lease_seconds: LeaseSeconds | None = None
 
     @model_validator(mode="after")
     def _changes_something(self) -> TaskUpdateInput:
         # A null is no change (clients often send every optional field), except for
-        # repository_ref, where null clears the reference.
+        # repository_ref, where null clears the reference. Who writes (session_ref) and for how
+        # long a lease lasts change nothing by themselves: task_heartbeat renews a lease.
         changes = {
             name
-            for name in self.model_fields_set - {"write_context", "task_id", "expected_version"}
+            for name in self.model_fields_set - UPDATE_CONTEXT
             if getattr(self, name) is not None or name == "repository_ref"
         }
         if not changes:
@@ -303,7 +336,18 @@ class TaskUpdateInput(WriteInput):
 
 
 class TaskClaimNextInput(WriteInput):
+    session_ref: SessionRef | None = None
+    lease_seconds: LeaseSeconds | None = None
     idempotency_key: IdempotencyKey | None = None
+
+
+class TaskHeartbeatInput(WriteInput):
+    task_id: uuid.UUID
+    session_ref: SessionRef
+
+
+class TaskLeaseReleaseInput(Input):
+    task_id: uuid.UUID
 
 
 # --- state and context --------------------------------------------------------------------

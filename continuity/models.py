@@ -109,10 +109,24 @@ class Task(models.Model):
     updated_by = models.CharField(max_length=150)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The lease of an in_progress task's claim (continuity.leases): who holds it (the actor and
+    # its session), for how long a renewal extends it, and until when. Cleared when the task
+    # leaves in_progress; an in_progress task without one is free to any session.
+    lease_actor = models.CharField(max_length=150, blank=True, default="")
+    lease_session_ref = models.CharField(max_length=200, blank=True, default="")
+    lease_seconds = models.PositiveIntegerField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-updated_at", "-id"]
         indexes = [
+            # task_claim_next's takeover: the lease that expired longest ago, in one index step
+            # whatever the number of tasks.
+            models.Index(
+                fields=["project", "lease_expires_at"],
+                name="task_lease_expiry",
+                condition=models.Q(status="in_progress"),
+            ),
             models.Index(fields=["project", "status", "-updated_at"], name="task_project_status"),
             models.Index(fields=["project", "-updated_at"], name="task_project_recent"),
             # task_claim_next and the ready list walk todo tasks oldest first.

@@ -144,6 +144,17 @@ class TaskAckOut(Output):
     created_at: Timestamp
 
 
+class LeaseHolderOut(Output):
+    actor: str
+    session_ref: str
+
+
+class LeaseOut(Output):
+    # The claiming session and when its lease ends (server time); it may have ended already.
+    holder: LeaseHolderOut
+    expires_at: Timestamp
+
+
 class TaskOut(Output):
     id: uuid.UUID
     title: str
@@ -156,6 +167,7 @@ class TaskOut(Output):
     repository_ref: RepositoryRefOut | None
     blocked_by: list[uuid.UUID]
     ready: bool
+    lease: LeaseOut | None
     created_by: str
     updated_by: str
     created_at: Timestamp
@@ -220,6 +232,18 @@ class TaskClaimOut(Output):
     task: TaskOut | None
 
 
+class TaskHeartbeatOut(Output):
+    task_id: uuid.UUID
+    version: PositiveInt
+    lease: LeaseOut
+
+
+class TaskLeaseReleaseOut(Output):
+    task: TaskOut
+    # The lease that was ended; None when the task held none.
+    released: LeaseOut | None
+
+
 # --- running summary -----------------------------------------------------------------------
 
 
@@ -262,6 +286,14 @@ class ContextMemoryOut(Output):
     created_at: Timestamp
 
 
+class ContextLeaseOut(Output):
+    holder: LeaseHolderOut
+    expires_at: Timestamp
+    # live: held until expires_at; expiring: yours, and under a third of it is left; expired:
+    # task_claim_next will take it over.
+    state: Literal["live", "expiring", "expired"]
+
+
 class ContextTaskOut(Output):
     id: uuid.UUID
     title: str
@@ -274,6 +306,7 @@ class ContextTaskOut(Output):
     # The dependencies not done yet: their number, and the first few ids (task_get has all).
     waiting_on_count: NonNegativeInt
     waiting_on: Annotated[list[uuid.UUID], Field(max_length=3)]
+    lease: ContextLeaseOut | None
     updated_at: Timestamp
 
 

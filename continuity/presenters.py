@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from continuity.models import Memory, StateVersion, Task, WorkReceipt
+from continuity.models import Memory, StateVersion, Task, TaskStatus, WorkReceipt
 from continuity.outputs import (
+    LeaseHolderOut,
+    LeaseOut,
     MemoryAckOut,
     MemoryOut,
     ProjectOut,
@@ -80,11 +82,23 @@ def task_out(task: Task) -> TaskOut:
         repository_ref=repository_ref_out(task.repository_ref),
         blocked_by=split_ids(task.blocked_ids),  # type: ignore[attr-defined]
         ready=bool(task.ready),  # type: ignore[attr-defined]
+        lease=lease_out(task),
         created_by=task.created_by,
         updated_by=task.updated_by,
         created_at=task.created_at,
         updated_at=task.updated_at,
     )
+
+
+def lease_out(task: Task | dict[str, Any]) -> LeaseOut | None:
+    """The lease of an in_progress task (a Task, or a row of its status and lease columns), or
+    None: an expired lease still shows (with its time) until someone takes the task over."""
+    row = task if isinstance(task, dict) else vars(task)
+    expires = row["lease_expires_at"]
+    if row["status"] != TaskStatus.IN_PROGRESS or expires is None:
+        return None
+    holder = LeaseHolderOut(actor=row["lease_actor"], session_ref=row["lease_session_ref"])
+    return LeaseOut(holder=holder, expires_at=expires)
 
 
 def repository_ref_out(ref: dict[str, Any] | None) -> RepositoryRefOut | None:

@@ -39,6 +39,9 @@ class Capability(enum.StrEnum):
     MANAGE = "manage"  # repository bindings, API keys, viewer/contributor memberships
     READ_AUDIT = "read_audit"  # the project's audit log
     OWN = "own"  # admin/owner memberships, rename/delete the project
+    # End another session's lease on a task (task_lease_release): owners and admins, as people
+    # or through a token or key with continuity:write (a stuck lease is ended over REST too).
+    RELEASE_LEASES = "release_leases"
 
 
 class CredentialKind(enum.StrEnum):
@@ -60,7 +63,13 @@ ROLE_CAPABILITIES: dict[Role, frozenset[Capability]] = {
     Role.VIEWER: frozenset({Capability.READ}),
     Role.CONTRIBUTOR: frozenset({Capability.READ, Capability.WRITE}),
     Role.ADMIN: frozenset(
-        {Capability.READ, Capability.WRITE, Capability.MANAGE, Capability.READ_AUDIT}
+        {
+            Capability.READ,
+            Capability.WRITE,
+            Capability.MANAGE,
+            Capability.READ_AUDIT,
+            Capability.RELEASE_LEASES,
+        }
     ),
     Role.OWNER: frozenset(Capability),
 }
@@ -73,6 +82,7 @@ CAPABILITY_SCOPE: dict[Capability, Scope | None] = {
     Capability.READ_AUDIT: Scope.AUDIT_READ,
     Capability.MANAGE: None,
     Capability.OWN: None,
+    Capability.RELEASE_LEASES: Scope.CONTINUITY_WRITE,
 }
 
 FIRST_PARTY_CREDENTIALS = frozenset({CredentialKind.SESSION, CredentialKind.OPERATOR})
@@ -116,6 +126,7 @@ REFUSALS: dict[Capability, str] = {
     Capability.MANAGE: "Only the project's owners and admins can do this.",
     Capability.READ_AUDIT: "Only the project's owners and admins can read its audit log.",
     Capability.OWN: "Only the project's owners can do this.",
+    Capability.RELEASE_LEASES: "Only the project's owners and admins can end a lease.",
 }
 
 

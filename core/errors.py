@@ -105,6 +105,36 @@ class Unavailable(HeyAiraError):
         self.retry_after = retry_after
 
 
+class LeaseHeld(HeyAiraError):
+    """Another session holds the task's lease, and it is live: what it is, who, until when."""
+
+    code = "lease_held"
+
+    def __init__(self, *, lease: dict[str, Any]) -> None:
+        holder = lease["holder"]
+        super().__init__(
+            f"{holder['actor']} (session {holder['session_ref'] or 'unnamed'}) holds this task's "
+            f"lease until {lease['expires_at']}; only that session may change the task until "
+            "then. Take another task, or wait until the lease expires and claim it again.",
+            lease=lease,
+        )
+
+
+class LeaseLost(HeyAiraError):
+    """The caller's session holds no lease on the task: it expired and was taken over, it
+    was released, or the task left in_progress."""
+
+    code = "lease_lost"
+
+    def __init__(self, *, lease: dict[str, Any] | None) -> None:
+        super().__init__(
+            "This session holds no lease on the task (it expired and was taken over, was "
+            "released, or the task is no longer in progress). Stop working on it; task_get it to "
+            "see who holds it now.",
+            lease=lease,
+        )
+
+
 # Every code a client can receive, in the order of docs/architecture.md, "Error codes".
 ERROR_CODES: tuple[str, ...] = (
     Unauthenticated.code,
@@ -117,4 +147,6 @@ ERROR_CODES: tuple[str, ...] = (
     IdempotencyConflict.code,
     DuplicateReceipt.code,
     Unavailable.code,
+    LeaseHeld.code,
+    LeaseLost.code,
 )

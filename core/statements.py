@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from django.db import connections, models, router
@@ -116,6 +117,25 @@ class Returning:
         return self._compiled[key]
 
 
+@dataclass(frozen=True)
+class Guard:
+    """A further condition of an UPDATE's WHERE, in SQL over the row's own columns (fixed text:
+    part of the statement's shape), with its parameters as (column, value) pairs, each value
+    prepared by that column's field."""
+
+    sql: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class When:
+    """A value an UPDATE sets only in a row where `condition` (fixed SQL over the row's own
+    columns) holds; elsewhere the column keeps its value."""
+
+    condition: str
+    value: Any
+
+
 _Extra = tuple[list[str], str, tuple[Any, ...]]
 _UPDATES: dict[tuple[Any, ...], str] = {}
 
@@ -127,6 +147,7 @@ def update_returning(
     values: dict[str, Any],
     increment: tuple[str, ...] = (),
     returning: Returning | None = None,
+    guard: Guard | None = None,
 ) -> M | None:
     """UPDATE the one row of `model` that `where` matches and return it as it is now; None
     when no row matched. `where` maps a field's attname to a value (equal) or a list (one of);
@@ -135,7 +156,9 @@ def update_returning(
     through the ORM for every request cost more CPU than PostgreSQL spends running it. Values
     are prepared by their fields as the ORM prepares them."""
     extra: _Extra = returning.compiled(model, using_for(model)) if returning else ([], "", ())
-    found = _update(model, where, values, increment, returning, extra, lambda c: c.fetchall())
+    found = _update(
+        model, where, values, increment, returning, extra, lambda c: c.fetchall(), guard
+    )
     if not found:
         return None
     if len(found) > 1:
@@ -166,6 +189,7 @@ def _update(
     returning: Returning | None,
     extra: _Extra | None,
     read: Callable[[Any], R],
+    guard: Guard | None = None,
 ) -> R:
     """Run the UPDATE (its text built once per shape); what `read` reads off its cursor."""
     using = using_for(model)
@@ -174,21 +198,27 @@ def _update(
         model,
         using,
         tuple((name, len(each) if isinstance(each, list) else -1) for name, each in where.items()),
-        tuple(values),
+        tuple((name, v.condition if isinstance(v, When) else None) for name, v in values.items()),
         increment,
         returning,
         extra is not None,
+        guard.sql if guard else None,
     )
     if shape not in _UPDATES:
         returned = None if extra is None else extra[1]
-        _UPDATES[shape] = _update_statement(model, connection, where, values, increment, returned)
+        _UPDATES[shape] = _update_statement(
+            model, connection, where, values, increment, returned, guard
+        )
     params: list[Any] = []
     for name, value in values.items():
-        params.append(_column(model, name).get_db_prep_save(value, connection))
+        given = value.value if isinstance(value, When) else value
+        params.append(_column(model, name).get_db_prep_save(given, connection))
     for name, value in where.items():
         field = _column(model, name)
         for each in value if isinstance(value, list) else [value]:
             params.append(field.get_db_prep_value(each, connection, prepared=False))
+    for name, value in guard.params if guard else ():
+        params.append(_column(model, name).get_db_prep_value(value, connection, prepared=False))
     if extra is not None:
         params.extend(extra[2])
     with bound_cursor(connection) as cursor:
@@ -211,10 +241,17 @@ def _update_statement(
     values: dict[str, Any],
     increment: tuple[str, ...],
     extra: str | None,
+    guard: Guard | None = None,
 ) -> str:
     quote = connection.ops.quote_name
     meta = model._meta
-    sets = [f"{quote(_column(model, name).column)} = %s" for name in values]
+    sets = []
+    for name, value in values.items():
+        column = quote(_column(model, name).column)
+        if isinstance(value, When):
+            sets.append(f"{column} = CASE WHEN {value.condition} THEN %s ELSE {column} END")
+        else:
+            sets.append(f"{column} = %s")
     for name in increment:
         column = quote(_column(model, name).column)
         sets.append(f"{column} = ({column} + 1)")
@@ -227,6 +264,8 @@ def _update_statement(
             conditions.append(f"{column} IN ({', '.join(['%s'] * len(value))})")
         else:
             conditions.append(f"{column} = %s")
+    if guard is not None:
+        conditions.append(guard.sql)
     # Quoted names from the model and placeholders only: no value is in the text.
     statement = f"UPDATE {quote(meta.db_table)} SET {', '.join(sets)} "  # noqa: S608
     statement += f"WHERE {' AND '.join(conditions)}"

@@ -53,6 +53,9 @@ HEYAIRA_API_RESOURCE = f"{HEYAIRA_PUBLIC_URL}/api"
 HEYAIRA_API_KEY_PEPPER = env_str("HEYAIRA_API_KEY_PEPPER", _DEV_API_KEY_PEPPER if DEBUG else None)
 # Idempotency keys are honoured for at least this long; purge_idempotency never goes below it.
 HEYAIRA_IDEMPOTENCY_RETENTION_HOURS = env_int("HEYAIRA_IDEMPOTENCY_RETENTION_HOURS", 24, minimum=24)
+# The shortest lease a claim may ask for (docs/tools.md: 30 seconds). Only test servers lower
+# it, so that a test of leases held for minutes can run in seconds.
+HEYAIRA_LEASE_MIN_SECONDS = env_int("HEYAIRA_LEASE_MIN_SECONDS", 30, minimum=1, maximum=30)
 
 _public = urlsplit(HEYAIRA_PUBLIC_URL)
 _public_host = _public.hostname or "127.0.0.1"

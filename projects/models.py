@@ -6,12 +6,18 @@ import uuid
 from typing import ClassVar
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models.functions import Lower
 from guardian.managers import UserObjectPermissionManager
 from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
 from core.access import Role
+
+# A claim's lease: the default length and its bounds, in seconds.
+LEASE_DEFAULT_SECONDS = 900
+LEASE_MIN_SECONDS = 30
+LEASE_MAX_SECONDS = 86_400
 
 
 class Project(models.Model):
@@ -20,11 +26,23 @@ class Project(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     slug = models.SlugField(max_length=50, unique=True)
     name = models.CharField(max_length=200)
+    # How long a claim's lease lasts when the claim names no lease_seconds.
+    lease_seconds = models.PositiveIntegerField(
+        default=LEASE_DEFAULT_SECONDS,
+        validators=[MinValueValidator(LEASE_MIN_SECONDS), MaxValueValidator(LEASE_MAX_SECONDS)],
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(lease_seconds__gte=LEASE_MIN_SECONDS)
+                & models.Q(lease_seconds__lte=LEASE_MAX_SECONDS),
+                name="project_lease_seconds_bounded",
+            ),
+        ]
         # Object permissions held through django-guardian, derived from Membership.role
         # (projects.permissions) except view_project_audit, which owners may also grant to
         # auditors who are not members.

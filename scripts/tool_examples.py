@@ -97,7 +97,13 @@ async def collect(url: str, api_key: str) -> Examples:
         await call(
             "task_update",
             "task_update",
-            {**base, "expected_version": 1, "status": "in_progress", "next_step": "Test it."},
+            {
+                **base,
+                "expected_version": 1,
+                "status": "in_progress",
+                "next_step": "Test it.",
+                "session_ref": f"example-session-{run}",
+            },
         )
         await call(
             "task_update_nothing_to_update",
@@ -156,7 +162,22 @@ async def collect(url: str, api_key: str) -> Examples:
         await call(
             "task_claim_next",
             "task_claim_next",
-            {"write_context": wc, "idempotency_key": f"example-{run}-claim"},
+            {
+                "write_context": wc,
+                "session_ref": f"example-claimer-{run}",
+                "lease_seconds": 600,
+                "idempotency_key": f"example-{run}-claim",
+            },
+        )
+        claimed = examples["task_claim_next"]["result"].get("task") or {}
+        await call(
+            "task_heartbeat",
+            "task_heartbeat",
+            {
+                "write_context": wc,
+                "task_id": claimed.get("id"),
+                "session_ref": f"example-claimer-{run}",
+            },
         )
     return examples
 

@@ -9,6 +9,11 @@ urlpatterns = [
     path("projects/", dashboard.project_picker, name="projects"),
     path("projects/<slug:slug>/", dashboard.project_home, name="project"),
     path("projects/<slug:slug>/tasks/<uuid:task_id>/", dashboard.task_page, name="task"),
+    path(
+        "projects/<slug:slug>/tasks/<uuid:task_id>/lease/release/",
+        dashboard.task_lease_release_view,
+        name="task_lease_release",
+    ),
     path("projects/<slug:slug>/memory/", dashboard.memories_page, name="memories"),
     path("projects/<slug:slug>/memory/<uuid:memory_id>/", dashboard.memory_page, name="memory"),
     path("projects/<slug:slug>/summaries/", dashboard.summaries_page, name="summaries"),

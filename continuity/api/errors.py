@@ -15,6 +15,8 @@ from core.errors import (
     HeyAiraError,
     IdempotencyConflict,
     InvalidTransition,
+    LeaseHeld,
+    LeaseLost,
     NotFound,
     StaleVersion,
     Unauthenticated,
@@ -36,6 +38,8 @@ STATUS_BY_CODE: dict[str, int] = {
     IdempotencyConflict.code: 422,
     DuplicateReceipt.code: 409,
     Unavailable.code: 503,
+    LeaseHeld.code: 409,
+    LeaseLost.code: 409,
 }
 
 

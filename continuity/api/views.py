@@ -81,7 +81,7 @@ class OperationView(ApiView):
         headers = _headers(request, route, answer, replayed=note.outcome == Outcome.REPLAYED)
         return Response(answer, status=route.status, headers=headers)
 
-    get = post = put = patch = serve
+    get = post = put = patch = delete = serve
 
 
 def _arguments(request: Request, route: Route, path: dict[str, str]) -> dict[str, Any]:

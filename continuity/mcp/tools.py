@@ -29,8 +29,9 @@ INSTRUCTIONS = (
     "2) continuity_context, once: the newest decisions and notes, open tasks with their version "
     "and next step, recent receipts and the running summary. "
     "3) task_get the task you will work on, then claim it: task_update(status='in_progress', "
-    "expected_version=<the version you read>). Or take the oldest ready task (every blocked_by "
-    "task done) with task_claim_next. "
+    "expected_version=<the version you read>, session_ref). Or take the next task with "
+    "task_claim_next(session_ref). A claim holds a lease (lease_seconds, default the project's): "
+    "call task_heartbeat every third of it while you work, or the task goes to another session. "
     "4) Work in Git. Record accepted decisions with memory_add(kind='decision', rationale, "
     "source). "
     "5) Hand over before you stop: task_update with next_step, blockers, handoff_note and "
@@ -47,6 +48,8 @@ INSTRUCTIONS = (
     "duplicate_receipt: this session already left its receipt on this task; "
     "idempotency_conflict: that key went with other arguments; use a new key for a new write; "
     "forbidden: your role or credential does not allow it; tell the user; "
+    "lease_held: another session holds the task until error.lease.expires_at; take another; "
+    "lease_lost: your lease ended and the task moved on; stop work on it and read it again; "
     "unavailable: nothing was done; retry after error.retry_after seconds."
 )
 
@@ -154,15 +157,23 @@ SPECS: tuple[ToolSpec, ...] = (
         OPERATIONS["task_update"],
         "Claim, hand over or finish a task, atomically. expected_version: the version you read "
         "(on stale_version, task_get it again). Give at least one change; a null is no change, "
-        "but repository_ref null clears it. done and cancelled are final. End your session with "
-        "a work_receipt, one per session_ref.",
+        "but repository_ref null clears it. done and cancelled are final. in_progress takes a "
+        "lease for session_ref; leaving it ends the lease. End your session with a work_receipt, "
+        "one per session_ref.",
         "Update task",
     ),
     ToolSpec(
         OPERATIONS["task_claim_next"],
-        "Claim the oldest ready task (todo, every blocked_by task done): it comes back "
-        "in_progress with its new version; task is null when none is ready.",
-        "Claim next ready task",
+        "Claim a task with a lease for session_ref: one whose lease expired, else the oldest "
+        "ready (todo, every blocked_by task done). It comes back in_progress with its new "
+        "version; task is null when none.",
+        "Claim next task",
+    ),
+    ToolSpec(
+        OPERATIONS["task_heartbeat"],
+        "Renew your lease on a task you claimed; call it every third of lease_seconds while you "
+        "work. The version stays.",
+        "Renew lease",
     ),
     ToolSpec(
         OPERATIONS["state_put"],

@@ -7,18 +7,21 @@ has a hard limit, long texts are read only as a prefix, and the JSON is fitted t
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
 from django.db.models import Case, F, When
 from django.db.models.functions import Length, Substr
+from django.utils import timezone
 
 from audit.recorder import AuditNote
 from continuity.budget import Preview, clip_chars, fit, one_line
 from continuity.inputs import ContinuityContextInput
+from continuity.leases import LEASE_COLUMNS
 from continuity.models import OPEN_STATUSES, Memory, MemoryKind, StateVersion, Task, WorkReceipt
 from continuity.outputs import ContextOut, rfc3339
-from continuity.presenters import test_tally
+from continuity.presenters import lease_out, test_tally
 from continuity.readiness import ready_tasks, split_ids, with_waiting
 from core.access import Caller, Capability
 from core.operations import operation
@@ -153,10 +156,33 @@ def _tasks(caller: Caller, limit: int) -> list[dict[str, Any]]:
             "ready",
             "waiting_ids",
             "updated_at",
+            *LEASE_COLUMNS,
         )[:limit]
     )
     shown = WAITING_IDS if limit <= DEFAULT_LIMITS["task_limit"] else WAITING_IDS_BEYOND_DEFAULT
-    return [_task(t, shown) for t in rows]
+    now = timezone.now()
+    return [{**_task(t, shown), "lease": _lease(t, caller, now)} for t in rows]
+
+
+def _lease(t: dict[str, Any], caller: Caller, now: datetime) -> dict[str, Any] | None:
+    """Who holds the task and until when; `expiring` flags the caller's own lease with under a
+    third of its length left (renew it: task_heartbeat), `expired` one any claimer may take."""
+    if lease_out(t) is None:
+        return None
+    left = (t["lease_expires_at"] - now).total_seconds()
+    state = "live"
+    if left <= 0:
+        state = "expired"
+    elif t["lease_actor"] == caller.actor.label and left < t["lease_seconds"] / 3:
+        state = "expiring"
+    return {
+        "holder": {
+            "actor": Preview(t["lease_actor"], 0.5),
+            "session_ref": Preview(t["lease_session_ref"], 0.5),
+        },
+        "expires_at": rfc3339(t["lease_expires_at"]),
+        "state": state,
+    }
 
 
 def _task(t: dict[str, Any], shown: int) -> dict[str, Any]:

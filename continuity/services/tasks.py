@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError
@@ -12,9 +13,20 @@ from continuity.inputs import (
     TaskUpdateInput,
     WorkReceiptInput,
 )
-from continuity.models import OPEN_STATUSES, TRANSITIONS, Task, WorkReceipt
+from continuity.leases import (
+    LEASE_COLUMNS,
+    NO_LEASE,
+    Holder,
+    free_or_held_by,
+    holder_of,
+    is_live,
+    lease_length,
+    lease_values,
+    record_holder,
+)
+from continuity.models import OPEN_STATUSES, TRANSITIONS, Task, TaskStatus, WorkReceipt
 from continuity.outputs import TaskAckOut, TaskUpdateOut
-from continuity.presenters import receipt_out, task_ack_out, task_out
+from continuity.presenters import lease_out, receipt_out, task_ack_out, task_out
 from continuity.readiness import READINESS, with_readiness
 from continuity.services.dependencies import set_blocked_by
 from continuity.services.idempotency import keyed
@@ -23,12 +35,13 @@ from core.errors import (
     DuplicateReceipt,
     HeyAiraError,
     InvalidTransition,
+    LeaseHeld,
     NotFound,
     StaleVersion,
     ValidationError,
 )
 from core.operations import operation
-from core.statements import insert_row, update_returning
+from core.statements import Guard, When, insert_row, update_returning
 from projects.models import ProjectRepository
 
 # done and cancelled: no move leaves them.
@@ -63,31 +76,35 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> TaskU
     """Compare-and-set the handoff on `version`, with the optional work receipt, atomically.
 
     The success path is two statements: the UPDATE ... RETURNING (its WHERE holds every
-    precondition; it returns the task's readiness too) and the receipt's INSERT. Only a
-    refusal reads the task, to say why."""
+    precondition, the lease's included; it returns the task's readiness too) and the receipt's
+    INSERT. Only a refusal reads the task, to say why, and so does the takeover of an expired
+    lease (continuity.leases)."""
     note.target("task", args.task_id)
+    holder = holder_of(caller, _session_of(args))
+    now = timezone.now()
     try:
-        changes = _changes(caller, args)
+        # The lease a claim takes is the session_ref's it names (a receipt's session_ref alone
+        # leaves it the actor's, as a claim that names none: any of its sessions may go on).
+        changes = _changes(caller, args, holder_of(caller, args.session_ref), now)
     except ValidationError as invalid:
         # A refusal about the task itself (missing, stale, final) comes first, as it always has.
-        raise _refusal(caller, args, otherwise=invalid) from None
+        raise _refused(caller, args, holder, now, otherwise=invalid) from None
+    values = {"updated_at": now, **changes}
     # The WHERE on version is the lock: of concurrent updates naming one version exactly one
     # matches; PostgreSQL re-checks the row after the winner commits, so the rest update nothing.
-    # The status condition admits only rows this move is allowed from.
-    task = update_returning(
-        Task,
-        where={
-            "project_id": caller.project.pk,
-            "id": args.task_id,
-            "version": args.expected_version,
-            "status": _moves_to(args.status),
-        },
-        values={"updated_at": timezone.now(), **changes},
-        increment=("version",),
-        returning=READINESS,  # its readiness and dependency ids, with its new state
-    )
+    # The status condition admits only rows this move is allowed from; the guard, only a task
+    # whose lease is this session's or nobody's.
+    task = _apply(caller, args, values, guard=free_or_held_by(holder))
     if task is None:
-        raise _refusal(caller, args)
+        refusal = _refusal(caller, args, holder, now)
+        if not isinstance(refusal, ExpiredLease):
+            raise refusal
+        if args.status in (None, TaskStatus.IN_PROGRESS):
+            values["lease_session_ref"] = args.session_ref or ""  # the new holder's
+        task = _apply(caller, args, values, lease=refusal.row)
+        if task is None:  # it changed again since the refusal read it
+            raise _refused(caller, args, holder, now)
+        record_holder(caller, "lease_expired", refusal.row)
     if args.blocked_by is not None:
         set_blocked_by(caller, task, args.blocked_by)
         # New dependencies: the readiness the UPDATE returned is out of date.
@@ -96,6 +113,41 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> TaskU
     if args.work_receipt is not None:
         receipt = _receipt(caller, task, args.work_receipt)
     return TaskUpdateOut(task=task_out(task), receipt=receipt_out(receipt) if receipt else None)
+
+
+def _apply(
+    caller: Caller,
+    args: TaskUpdateInput,
+    values: dict[str, Any],
+    *,
+    guard: Guard | None = None,
+    lease: dict[str, Any] | None = None,
+) -> Task | None:
+    """The UPDATE ... RETURNING; with `lease`, only while the task still has that expired lease
+    (its exact old values: a heartbeat or another takeover since then changes them)."""
+    where: dict[str, Any] = {
+        "project_id": caller.project.pk,
+        "id": args.task_id,
+        "version": args.expected_version,
+        "status": _moves_to(args.status),
+    }
+    if lease is not None:
+        where.update({name: lease[name] for name in LEASE_COLUMNS if name != "lease_seconds"})
+    return update_returning(
+        Task,
+        where=where,
+        values=values,
+        increment=("version",),
+        returning=READINESS,  # its readiness and dependency ids, with its new state
+        guard=guard,
+    )
+
+
+def _session_of(args: TaskUpdateInput) -> str | None:
+    """The writing session: session_ref, else the work receipt's (a handoff names it there)."""
+    if args.session_ref is not None:
+        return args.session_ref
+    return args.work_receipt.session_ref if args.work_receipt is not None else None
 
 
 def _receipt(caller: Caller, task: Task, given: WorkReceiptInput) -> WorkReceipt:
@@ -129,11 +181,12 @@ def _moves_to(status: str | None) -> list[str]:
     return [each for each in OPEN_STATUSES if each == status or status in TRANSITIONS[each]]
 
 
-def _changes(caller: Caller, args: TaskUpdateInput) -> dict[str, Any]:
+def _changes(caller: Caller, args: TaskUpdateInput, holder: Holder, now: Any) -> dict[str, Any]:
     given = args.model_fields_set
     changes: dict[str, Any] = {"updated_by": caller.actor.label}
     if args.status is not None:
         changes["status"] = args.status
+    changes.update(_lease_changes(caller, args, holder, now))
     for name in ("next_step", "handoff_note"):
         if name in given and getattr(args, name) is not None:
             changes[name] = getattr(args, name)
@@ -144,14 +197,59 @@ def _changes(caller: Caller, args: TaskUpdateInput) -> dict[str, Any]:
     return changes
 
 
-def _refusal(
-    caller: Caller, args: TaskUpdateInput, otherwise: HeyAiraError | None = None
+def _lease_changes(
+    caller: Caller, args: TaskUpdateInput, holder: Holder, now: Any
+) -> dict[str, Any]:
+    """A claim takes the lease for this session, any other move out of in_progress ends it;
+    an update that keeps the status renews the lease of a task in progress (the guard has made
+    sure the lease is this session's, or nobody's)."""
+    if args.status is not None and args.status != TaskStatus.IN_PROGRESS:
+        return dict(NO_LEASE)
+    taken = lease_values(holder, lease_length(caller, args.lease_seconds), now)
+    if not holder.session_ref:
+        # A write that names no session keeps the session of the actor's own lease (a task
+        # moving in from another status has none).
+        del taken["lease_session_ref"]
+    if args.status == TaskStatus.IN_PROGRESS:
+        return taken
+    return {name: When("status = 'in_progress'", value) for name, value in taken.items()}
+
+
+@dataclass(frozen=True)
+class ExpiredLease:
+    """Why an update did not apply: another session's lease on the task expired (the update
+    may take it over). `row` holds its lease columns."""
+
+    row: dict[str, Any]
+
+
+def _refused(
+    caller: Caller,
+    args: TaskUpdateInput,
+    holder: Holder,
+    now: Any,
+    otherwise: HeyAiraError | None = None,
 ) -> HeyAiraError:
+    refusal = _refusal(caller, args, holder, now, otherwise)
+    if isinstance(refusal, ExpiredLease):
+        current = refusal.row["version"]
+        return otherwise or StaleVersion(current_version=current)
+    return refusal
+
+
+def _refusal(
+    caller: Caller,
+    args: TaskUpdateInput,
+    holder: Holder,
+    now: Any,
+    otherwise: HeyAiraError | None = None,
+) -> HeyAiraError | ExpiredLease:
     """Why the update cannot apply, checked in a fixed order: no such task, the receipt exists,
-    a stale version, a final or disallowed status move, then `otherwise`."""
+    a stale version, a final or disallowed status move, another session's lease (live: refused;
+    expired: ExpiredLease), then `otherwise`."""
     task = (
         Task.objects.filter(project=caller.project, pk=args.task_id)
-        .values("version", "status")
+        .values("version", "status", *LEASE_COLUMNS)
         .first()
     )
     if task is None:
@@ -172,6 +270,12 @@ def _refusal(
     if args.status is not None and args.status != status and args.status not in TRANSITIONS[status]:
         allowed = sorted(TRANSITIONS[status])
         return InvalidTransition(from_status=status, to_status=args.status, allowed=allowed)
+    lease = lease_out(task)
+    if lease is not None and not holder.holds(task):
+        if is_live(task, now):
+            return LeaseHeld(lease=lease.model_dump(mode="json"))
+        if otherwise is None:
+            return ExpiredLease(task)
     # The row changed between the UPDATE and this read (a concurrent update committed): stale.
     return otherwise or StaleVersion(current_version=task["version"])
 

@@ -82,3 +82,31 @@ _ABSOLUTE = re.compile(r"(?<![\w.:/~])(?:/|~/)[\w.-]+(?:/[\w.-]+)*")
 def absolute_paths(text: str) -> list[str]:
     """The absolute paths in a file's text: what must never land in a file the team shares."""
     return _ABSOLUTE.findall(text)
+
+
+def post_tool_use_input(
+    transcript: Path, cwd: Path, tool_name: str, tool_input: dict[str, Any], tool_response: Any
+) -> dict[str, Any]:
+    """PostToolUse: the tool's name (an MCP tool's is mcp__<server>__<tool>), its input and its
+    response (an MCP tool's content blocks)."""
+    return {
+        "session_id": "abc123",
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": "PostToolUse",
+        "tool_name": tool_name,
+        "tool_input": tool_input,
+        "tool_response": tool_response,
+    }
+
+
+def session_end_input(
+    transcript: Path, cwd: Path, reason: str = "prompt_input_exit"
+) -> dict[str, Any]:
+    return {
+        "session_id": "abc123",
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": "SessionEnd",
+        "reason": reason,
+    }

@@ -97,6 +97,12 @@ def test_it_returns_every_part_for_a_fresh_session(world: World) -> None:
             "waiting_on_count": 0,
             "waiting_on": [],
             "updated_at": updated["task"]["updated_at"],
+            # The claim's lease: it named no session_ref, so it is the actor's.
+            "lease": {
+                "holder": {"actor": "olivia", "session_ref": ""},
+                "expires_at": updated["task"]["lease"]["expires_at"],
+                "state": "live",
+            },
         }
     ]
     (only_receipt,) = context["receipts"]

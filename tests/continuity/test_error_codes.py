@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from continuity.selectors import task_get
-from continuity.services import memory_add, state_put, task_create, task_update
+from continuity.services import memory_add, state_put, task_create, task_heartbeat, task_update
 from core.errors import ERROR_CODES
 from tests.continuity.helpers import add_note, last_audit, new_task, receipt, rejected
 from tests.factories import World, wc
@@ -69,6 +69,25 @@ def duplicate_receipt(world: World) -> Any:
     return task_update, owner, {**arguments, "expected_version": 2, "work_receipt": receipt("s")}
 
 
+def lease_held(world: World) -> Any:
+    owner, contributor = world.caller("owner"), world.caller("contributor")
+    task = new_task(owner)
+    arguments = {"write_context": wc(owner), "task_id": task["id"]}
+    task_update(owner, **arguments, expected_version=1, status="in_progress", session_ref="a")
+    theirs = {"write_context": wc(contributor), "task_id": task["id"], "expected_version": 2}
+    return task_update, contributor, {**theirs, "next_step": "mine now", "session_ref": "b"}
+
+
+def lease_lost(world: World) -> Any:
+    owner = world.caller("owner")
+    task = new_task(owner)
+    return (
+        task_heartbeat,
+        owner,
+        {"write_context": wc(owner), "task_id": task["id"], "session_ref": "a"},
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     "forbidden": forbidden,
     "not_found": not_found,
@@ -78,6 +97,8 @@ SCENARIOS: dict[str, Scenario] = {
     "invalid_transition": invalid_transition,
     "idempotency_conflict": idempotency_conflict,
     "duplicate_receipt": duplicate_receipt,
+    "lease_held": lease_held,
+    "lease_lost": lease_lost,
 }
 # The fields beyond code and message each error carries for the client.
 DETAILS = {
@@ -89,12 +110,14 @@ DETAILS = {
     "invalid_transition": {"from_status", "to_status", "allowed"},
     "idempotency_conflict": set(),
     "duplicate_receipt": set(),
+    "lease_held": {"lease"},
+    "lease_lost": {"lease"},
 }
 
 
 def test_every_pinned_code_but_unauthenticated_has_a_scenario() -> None:
     assert set(ERROR_CODES) - {"unauthenticated", "unavailable"} == set(SCENARIOS)
-    assert len(ERROR_CODES) == 10
+    assert len(ERROR_CODES) == 12
 
 
 @pytest.mark.parametrize("code", SCENARIOS)

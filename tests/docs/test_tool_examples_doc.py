@@ -22,6 +22,7 @@ TOOLS = {
     "task_list",
     "task_update",
     "task_claim_next",
+    "task_heartbeat",
     "state_put",
     "state_get",
 }

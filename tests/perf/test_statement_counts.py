@@ -99,6 +99,17 @@ STATEMENTS: dict[str, tuple[int, str, Arguments]] = {
         "task_update",
         lambda m: {"task_id": m["task"], "expected_version": 9, "work_receipt": RECEIPT},
     ),
+    # authentication, BEGIN, the lease's row, UPDATE its expiry (the version stays), audit,
+    # COMMIT
+    "task_heartbeat": (
+        6,
+        "task_heartbeat",
+        lambda m: {"task_id": m["claimed"], "session_ref": "s-claim"},
+    ),
+    # BEGIN, the longest-expired lease (none), the oldest ready task (FOR UPDATE), the claim's
+    # UPDATE, the claimed task with its readiness, audit, COMMIT: the same at any size (see
+    # bench/claim_queue.py --leases)
+    "task_claim_next": (8, "task_claim_next", lambda m: {"session_ref": "s-next"}),
     "state_put": (
         6,
         "state_put",
@@ -134,6 +145,10 @@ def prepare(world: World) -> tuple[str, dict[str, Any]]:
     }
     run(caller, "memory_add", {"kind": "note", "content": "First.", "idempotency_key": "k-0"})
     run(caller, "state_put", {"agent": "codex", "body": "# Running summary\n- started"})
+    claimed = run(caller, "task_create", {"title": "C", "description": "D"})["id"]
+    claim = {"task_id": claimed, "expected_version": 1, "status": "in_progress"}
+    run(caller, "task_update", {**claim, "session_ref": "s-claim"})
+    made["claimed"] = claimed
     return header, made
 
 
@@ -141,7 +156,7 @@ def run(caller: Caller, name: str, arguments: dict[str, Any]) -> Any:
     arguments = {"write_context": caller.write_context.as_dict(), **arguments}
     if not OPERATIONS[name].writes:
         arguments.pop("write_context")
-    return OPERATIONS[name].operation(caller, arguments)
+    return OPERATIONS[name].operation.call(caller, arguments).model_dump(mode="json")
 
 
 @pytest.mark.django_db

@@ -11,15 +11,17 @@ tasks the page's rows wait on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 from pydantic import Field, StrictInt
 
 from audit.recorder import AuditNote
 from continuity.inputs import Cursor
 from continuity.models import OPEN_STATUSES, Task, TaskDependency, TaskStatus
+from continuity.presenters import lease_out
 from continuity.readiness import is_ready, split_ids, with_waiting
 from continuity.selectors.cursors import page
 from core.access import Caller, Capability
@@ -78,6 +80,16 @@ class BoardRow:
     @property
     def waiting_more(self) -> int:
         return self.waiting_count - len(self.waiting)
+
+    @property
+    def lease(self) -> dict[str, Any] | None:
+        lease = lease_out(self.task)
+        return None if lease is None else lease.model_dump(mode="json")
+
+    @property
+    def lease_expired(self) -> bool:
+        expires = self.task.lease_expires_at
+        return expires is not None and expires <= timezone.now()
 
 
 @dataclass(frozen=True)

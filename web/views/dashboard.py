@@ -3,7 +3,7 @@ handoff and readiness, a task's receipts and dependencies, decisions and notes, 
 search and the agents' running summaries.
 
 Every read goes through an audited selector with a Caller built from the person's own
-membership (web.access); nothing here writes task or memory data.
+membership (web.access); the one write is an owner's or admin's release of a stuck lease.
 """
 
 from __future__ import annotations
@@ -11,15 +11,19 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.views.decorators.http import require_safe
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST, require_safe
 
 from continuity.models import TaskStatus
 from continuity.selectors import memory_get, memory_search, task_get
 from continuity.selectors.lists import receipt_list
+from continuity.services import task_lease_release
 from core.access import Caller, Capability, Role
-from core.errors import ValidationError
+from core.errors import Forbidden, HeyAiraError, NotFound, ValidationError
 from projects.models import Membership
 from web.access import member_caller, signed_in
 from web.repository_links import project_repositories
@@ -119,8 +123,34 @@ def task_page(request: HttpRequest, slug: str, task_id: UUID) -> HttpResponse:
         else 0,
         paged=bool(cursor),
         repositories=project_repositories(caller.project),
+        lease_expired=task.lease is not None and task.lease.expires_at <= timezone.now(),
+        can_release=caller.can(Capability.RELEASE_LEASES),
     )
     return render(request, "web/task.html", context)
+
+
+@require_POST
+@person_page
+def task_lease_release_view(request: HttpRequest, slug: str, task_id: UUID) -> HttpResponse:
+    """An owner or admin ends a stuck lease (continuity's task_lease_release, audited with the
+    holder named): the task goes back to To do."""
+    caller = member_caller(request, slug)
+    try:
+        released = task_lease_release(caller, task_id=task_id)
+    except (NotFound, Forbidden):
+        raise
+    except HeyAiraError as error:
+        messages.error(request, error.message)
+    else:
+        lease = released.released
+        if lease is None:
+            messages.info(request, "The task holds no lease: nothing to release.")
+        else:
+            messages.success(
+                request,
+                f"Released the lease of {lease.holder.actor}: the task is back in To do.",
+            )
+    return HttpResponseRedirect(reverse("web:task", args=[slug, task_id]))
 
 
 @require_safe

@@ -16,6 +16,7 @@ from heyaira_client.errors import (
     ToolError,
 )
 from heyaira_client.journal import Journal
+from heyaira_client.leases import LeaseBook, keep_lease
 from heyaira_client.models import Context, Identity, Recovery, TaskDetail, TaskUpdate, Written
 from heyaira_client.profile import Profile, SummarySettings, load_profile, save_profile
 from heyaira_client.session import HeyAira, check_identity
@@ -35,6 +36,7 @@ __all__ = [
     "HeyAiraClientError",
     "Identity",
     "Journal",
+    "LeaseBook",
     "LostResponse",
     "NotVerified",
     "Profile",
@@ -52,6 +54,7 @@ __all__ = [
     "Written",
     "accept_summary",
     "check_identity",
+    "keep_lease",
     "load_profile",
     "render_brief",
     "save_profile",

@@ -5,6 +5,8 @@ instead of passing for a plain todo."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from heyaira_client.models import Context, Recovery, TaskSummary
 
 _LINE = 200  # characters of a preview shown per line
@@ -50,9 +52,25 @@ def _task_lines(task: TaskSummary, titles: dict[str, str]) -> list[str]:
         if rest > 0:
             named.append(f"{rest} more (`heyaira tasks` shows them)")
         lines.append(f"  waiting on: {', '.join(named)}")
+    if task.lease:
+        lines.append(f"  {_lease_line(task.lease)}")
     if task.next_step:
         lines.append(f"  next: {_short(task.next_step)}")
     return lines
+
+
+def _lease_line(lease: dict[str, Any]) -> str:
+    """Who holds the task and until when: a successor of a crashed session learns when its
+    predecessor's claim runs out and `heyaira claim --next` can take the task over."""
+    holder = lease.get("holder") or {}
+    who = f"{_short(str(holder.get('actor', '')), 60)}, session `{holder.get('session_ref', '')}`"
+    until = lease.get("expires_at", "")
+    state = lease.get("state")
+    if state == "expired":
+        return f"lease: held by {who}; expired at {until}: claimable now (`heyaira claim --next`)"
+    if state == "expiring":
+        return f"lease: yours ({who}), expiring at {until}: renew it (task_heartbeat)"
+    return f"lease: held by {who} until {until}; claimable after that if not renewed"
 
 
 def _tasks(context: Context) -> list[str]:

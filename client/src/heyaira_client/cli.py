@@ -20,13 +20,14 @@ from heyaira_client.brief import render_brief
 from heyaira_client.bundle import export_bundle
 from heyaira_client.errors import HeyAiraClientError, LostResponse, ProfileError
 from heyaira_client.failures import describe
+from heyaira_client.leases import LeaseBook, lease_length, renew_due
 from heyaira_client.models import Identity
 from heyaira_client.oauth import login_provider, loopback_listener, open_in_browser, print_only
 from heyaira_client.profile import Profile, load_profile, save_profile
 from heyaira_client.session import HeyAira, find_client_error
 from heyaira_client.tokens import FileTokenStorage
 
-SESSION_REF_VARIABLE = "HEYAIRA_SESSION_REF"
+SESSION_REF_VARIABLE = hooks.SESSION_REF_VARIABLE
 
 
 def _emit(data: Any) -> None:
@@ -131,21 +132,76 @@ async def _current_version(heyaira: HeyAira, task_id: str, given: int | None) ->
     return given if given is not None else await heyaira.task_version(task_id)
 
 
+def _session_ref(options: argparse.Namespace) -> str | None:
+    return getattr(options, "session_ref", None) or os.environ.get(SESSION_REF_VARIABLE) or None
+
+
 def cmd_claim(options: argparse.Namespace) -> None:
+    """Claim a task with a lease: the next one (--next), or TASK_ID. Without a session_ref
+    (--session-ref, HEYAIRA_SESSION_REF) the lease is the actor's, for any of its sessions."""
     profile = load_profile(options.profile)
+    session_ref = _session_ref(options)
+    if options.next and options.task_id:
+        raise ProfileError("give TASK_ID or --next, not both")
+    if options.next and not session_ref:
+        raise ProfileError(f"claim --next needs --session-ref or {SESSION_REF_VARIABLE}")
 
     async def work(heyaira: HeyAira) -> Any:
         await heyaira.verify()
+        if options.next:
+            assert session_ref is not None
+            return await heyaira.task_claim_next(
+                session_ref=session_ref, lease_seconds=options.lease_seconds
+            )
+        if not options.task_id:
+            raise ProfileError("give TASK_ID, or --next for the next task")
         version = await _current_version(heyaira, options.task_id, options.version)
-        return await heyaira.task_update(
+        update = await heyaira.task_update(
             options.task_id,
             expected_version=version,
             status="in_progress",
             next_step=options.next_step,
+            session_ref=session_ref,
+            lease_seconds=options.lease_seconds,
         )
+        return update.task
 
-    update = _run(profile, work)
-    print(f"claimed {update.task.id}: {update.task.status}, version {update.task.version}")
+    task = _run(profile, work)
+    if task is None:
+        print("nothing to claim: no ready task, and no lease has expired")
+        return
+    lease = task.raw.get("lease") or {}
+    if session_ref:
+        LeaseBook().record(profile.name, session_ref, task.id, lease_length(lease))
+    print(
+        f"claimed {task.id}: {task.status}, version {task.version}, "
+        f"lease until {lease.get('expires_at', '?')}"
+    )
+
+
+def cmd_heartbeat(options: argparse.Namespace) -> None:
+    """Renew this session's leases: TASK_ID's, or every one `claim` recorded (--if-due: only
+    those a third through)."""
+    profile = load_profile(options.profile)
+    session_ref = _session_ref(options)
+    if not session_ref:
+        raise ProfileError(f"give --session-ref or set {SESSION_REF_VARIABLE}")
+    book = LeaseBook()
+
+    async def work(heyaira: HeyAira) -> Any:
+        await heyaira.verify()
+        if options.task_id:
+            return await heyaira.task_heartbeat(options.task_id, session_ref=session_ref)
+        return await renew_due(heyaira, book, profile.name, session_ref, force=not options.if_due)
+
+    done = _run(profile, work)
+    if options.task_id:
+        print(f"renewed {options.task_id}: lease until {done['lease']['expires_at']}")
+        return
+    for task_id in done.renewed:
+        print(f"renewed {task_id}")
+    for task_id in done.lost:
+        print(f"lost {task_id}: taken over or released; stop working on it", file=sys.stderr)
 
 
 def _test_runs(values: Sequence[str]) -> list[dict[str, str]]:
@@ -184,6 +240,9 @@ def cmd_handoff(options: argparse.Namespace) -> None:
         )
 
     update = _run(profile, work)
+    if update.task.status != "in_progress":
+        # Its lease ended with the move: the hooks have nothing more to renew.
+        LeaseBook().forget(profile.name, session_ref, update.task.id)
     receipt_id = update.receipt.id if update.receipt else "none"
     recovered = " (answer lost; read back)" if update.recovered else ""
     print(
@@ -250,7 +309,13 @@ def cmd_hook_claude_code(options: argparse.Namespace) -> None:
     if options.event == "session-start":
         _emit(hooks.session_start_output(options.profile, hook_input, timeout))
         return
-    answer = hooks.pre_compact(options.profile, hook_input, timeout)
+    if options.event == "session-end":
+        hooks.session_end(options.profile, hook_input, timeout)
+        return
+    if options.event == "post-tool-use":
+        answer = hooks.post_tool_use(options.profile, hook_input, timeout)
+    else:
+        answer = hooks.pre_compact(options.profile, hook_input, timeout)
     if answer is not None:
         _emit(answer)
 
@@ -357,10 +422,20 @@ def parser() -> argparse.ArgumentParser:
     tasks.add_argument("--limit", type=int, default=20)
     tasks.add_argument("--json", action="store_true")
 
-    claim = command("claim", cmd_claim, "claim a task (compare-and-set on its version)")
-    claim.add_argument("task_id")
+    claim = command("claim", cmd_claim, "claim a task with a lease (compare-and-set on version)")
+    claim.add_argument("task_id", nargs="?")
+    claim.add_argument("--next", action="store_true", help="the next task: task_claim_next")
     claim.add_argument("--version", type=int, help="expected version (default: read it)")
     claim.add_argument("--next-step")
+    claim.add_argument(
+        "--session-ref", help=f"this session's id, the lease's holder ({SESSION_REF_VARIABLE})"
+    )
+    claim.add_argument("--lease-seconds", type=int, help="default: the project's")
+
+    heartbeat = command("heartbeat", cmd_heartbeat, "renew this session's leases")
+    heartbeat.add_argument("task_id", nargs="?", help="default: every lease `claim` recorded")
+    heartbeat.add_argument("--session-ref", help=f"default: {SESSION_REF_VARIABLE}")
+    heartbeat.add_argument("--if-due", action="store_true", help="only leases a third through")
 
     handoff = command("handoff", cmd_handoff, "hand a task over with a work receipt")
     handoff.add_argument("task_id")
@@ -391,7 +466,9 @@ def parser() -> argparse.ArgumentParser:
     )
     hook_agents = hook.add_subparsers(dest="hook_agent", required=True)
     claude = hook_agents.add_parser("claude-code", help="Claude Code hooks (JSON on stdin)")
-    claude.add_argument("event", choices=["session-start", "pre-compact"])
+    claude.add_argument(
+        "event", choices=["session-start", "pre-compact", "post-tool-use", "session-end"]
+    )
     claude.set_defaults(handler=cmd_hook_claude_code)
     start = hook_agents.add_parser("session-start", help="the brief as Markdown, or a warning")
     start.set_defaults(handler=cmd_hook_session_start)

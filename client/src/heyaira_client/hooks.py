@@ -25,12 +25,14 @@ from typing import Any, TypeVar
 import anyio
 
 from heyaira_client.brief import render_brief
-from heyaira_client.errors import HeyAiraClientError
+from heyaira_client.errors import HeyAiraClientError, ToolError
 from heyaira_client.failures import describe
+from heyaira_client.leases import LeaseBook, RenewPass, lease_length, renew_due
 from heyaira_client.profile import Profile, load_profile
 from heyaira_client.session import HeyAira
 from heyaira_client.summary import CommandSummarizer, RunningSummary, Turn
 
+SESSION_REF_VARIABLE = "HEYAIRA_SESSION_REF"
 WAIT_VARIABLE = "HEYAIRA_HOOK_WAIT"  # 1: the PreCompact hook waits for its update (tests)
 TIMEOUT_VARIABLE = "HEYAIRA_HOOK_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0  # seconds a hook waits for HeyAira, all calls together
@@ -118,6 +120,9 @@ def session_start_output(
     context, ok = brief(profile_name, timeout)
     if hook_input.get("source") == "compact":
         context += "\n(Recovered after compaction: the running summary above is the newest.)\n"
+    session_ref = claude_session_ref(hook_input)
+    if ok and session_ref is not None:
+        context += session_ref_line(session_ref)
     answer: dict[str, Any] = {
         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
     }
@@ -176,6 +181,9 @@ def after_turn(profile_name: str | None, transcript: str) -> str | None:
     except HookFailure as failure:
         return unavailable_warning(profile_name or "(default)", str(failure))
     detach("summary", "update", "--if-due", "--profile", profile.name, "--transcript", transcript)
+    if os.environ.get(SESSION_REF_VARIABLE):
+        # Activity: renew this session's leases that are due, in the background too.
+        detach("heartbeat", "--if-due", "--profile", profile.name)
     return None
 
 
@@ -240,3 +248,147 @@ def run_summary(profile: Profile, turns: list[Turn], *, force: bool, wait: bool)
         if summary.last_error:
             raise HeyAiraClientError(f"the running summary was not updated: {summary.last_error}")
     return started
+
+
+# --- leases: renewed on activity, let go at the end ------------------------------------------
+
+CLAUDE_SESSION_PREFIX = "claude-code:"
+
+
+def claude_session_ref(hook_input: dict[str, Any]) -> str | None:
+    """The session_ref of a Claude Code session: its session_id, which every hook receives, so
+    the brief can name it and the later hooks find the leases it holds."""
+    session_id = hook_input.get("session_id")
+    return (
+        f"{CLAUDE_SESSION_PREFIX}{session_id}"
+        if isinstance(session_id, str) and session_id
+        else None
+    )
+
+
+def session_ref_line(session_ref: str) -> str:
+    return (
+        f"\nYour session_ref: `{session_ref}`. Name it in task_claim_next and task_update; "
+        "HeyAira's hooks renew your lease while you work and hand the task back if the session "
+        "ends without a handoff.\n"
+    )
+
+
+def _found_task(value: Any) -> dict[str, Any] | None:
+    """The task in a tool's response, however the harness wraps it (structured content, a
+    text part holding the JSON, the JSON as a string)."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.startswith("{") and not text.startswith("["):
+            return None
+        try:
+            return _found_task(json.loads(text))
+        except ValueError:
+            return None
+    if isinstance(value, dict):
+        task = value.get("task")
+        if isinstance(task, dict) and "id" in task and "status" in task:
+            return task
+        return next((t for t in map(_found_task, value.values()) if t is not None), None)
+    if isinstance(value, list):
+        return next((t for t in map(_found_task, value) if t is not None), None)
+    return None
+
+
+def note_tool_result(
+    book: LeaseBook, profile: str, session_ref: str, hook_input: dict[str, Any]
+) -> None:
+    """After a HeyAira tool call: a claim whose lease this session holds goes into the book; a
+    move out of in_progress (its lease ended) comes out of it."""
+    name = str(hook_input.get("tool_name") or "")
+    if not name.endswith(("task_claim_next", "task_update")):
+        return
+    task = _found_task(hook_input.get("tool_response"))
+    if task is None:
+        return
+    lease = task.get("lease") or {}
+    holder = (lease.get("holder") or {}).get("session_ref")
+    if task.get("status") == "in_progress" and holder == session_ref:
+        book.record(profile, session_ref, str(task["id"]), lease_length(lease))
+    elif task.get("status") != "in_progress":
+        book.forget(profile, session_ref, str(task["id"]))
+
+
+def post_tool_use(
+    profile_name: str | None, hook_input: dict[str, Any], timeout: float
+) -> dict[str, Any] | None:
+    """Claude Code's PostToolUse (activity): note a claim or handoff just made, then renew this
+    session's leases that are due. Quiet unless a lease was lost: then the agent is told."""
+    session_ref = claude_session_ref(hook_input)
+    if session_ref is None:
+        return None
+    try:
+        profile = _profile(profile_name)
+        book = LeaseBook()
+        note_tool_result(book, profile.name, session_ref, hook_input)
+        if not book.due(profile.name, session_ref):
+            return None
+
+        async def renew(heyaira: HeyAira) -> RenewPass:
+            await heyaira.verify()
+            return await renew_due(heyaira, book, profile.name, session_ref)
+
+        done = within(profile, timeout, renew)
+    except (HookFailure, HeyAiraClientError, Exception):  # fail open: the next call tries again
+        return None
+    if not done.lost:
+        return None
+    lost = ", ".join(done.lost)
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "additionalContext": f"HeyAira: your lease on task {lost} was lost (taken over or "
+            "released). Stop working on it; task_get it to see who holds it now.",
+        }
+    }
+
+
+def session_end(profile_name: str | None, hook_input: dict[str, Any], timeout: float) -> None:
+    """Claude Code's SessionEnd: a task this session still holds goes back to todo, so that the
+    next session can claim it at once instead of waiting for the lease to run out."""
+    session_ref = claude_session_ref(hook_input)
+    if session_ref is None:
+        return
+    try:
+        profile = _profile(profile_name)
+        book = LeaseBook()
+        held = list(book.held(profile.name, session_ref))
+        if not held:
+            return
+
+        async def release(heyaira: HeyAira) -> None:
+            await heyaira.verify()
+            for task_id in held:
+                await release_own(heyaira, task_id, session_ref)
+                book.forget(profile.name, session_ref, task_id)
+
+        within(profile, timeout, release)
+    except Exception:
+        return
+
+
+async def release_own(heyaira: HeyAira, task_id: str, session_ref: str) -> bool:
+    """Hand a task this session holds back to todo (its lease ends); False when it holds it no
+    longer (handed over already, or taken over)."""
+    task = (await heyaira.task_get(task_id)).task
+    holder = ((task.raw.get("lease") or {}).get("holder") or {}).get("session_ref")
+    if task.status != "in_progress" or holder != session_ref:
+        return False
+    try:
+        await heyaira.task_update(
+            task_id,
+            expected_version=task.version,
+            status="todo",
+            handoff_note="The session ended without a handoff; its lease was released.",
+            session_ref=session_ref,
+        )
+    except ToolError as error:
+        if error.code in ("stale_version", "lease_held", "lease_lost"):
+            return False
+        raise
+    return True

@@ -92,6 +92,10 @@ def install_claude_code(
     ours = {
         "SessionStart": ("startup|resume|clear|compact", "session-start"),
         "PreCompact": ("manual|auto", "pre-compact"),
+        # Activity renews the session's leases (only those due reach the server); the end of
+        # the session hands back what it still holds.
+        "PostToolUse": ("*", "post-tool-use"),
+        "SessionEnd": ("*", "session-end"),
     }
     for event, (matcher, name) in ours.items():
         groups = [g for g in hooks.get(event, []) if not _is_ours(g)]
@@ -198,7 +202,9 @@ def agents_section(profile: Profile) -> str:
             "",
             f"1. Run `{brief}` and read the brief (it checks the server's identity first; if "
             "it says HeyAira is not available, work without writing to it).",
-            "2. Claim a task with `task_update(expected_version=...)` before working on it.",
+            "2. Claim a task with `task_claim_next(session_ref)` or `task_update(expected_version"
+            "=..., status='in_progress', session_ref)` before working on it; keep its lease with "
+            "`task_heartbeat` (or `heyaira heartbeat`) while you work.",
             "3. Record decisions with `memory_add` (rationale and source) and notes as you go.",
             "4. Hand over with `task_update` carrying a `work_receipt` (summary, tests, commits).",
             "",
@@ -222,7 +228,8 @@ def _replace_section(text: str, section: str) -> str:
 def shell_hook(profile: Profile) -> str:
     """A script for one machine (it runs this installation's interpreter, wherever PATH
     points): both commands exit 0 whatever HeyAira does."""
-    base = shlex.join([sys.executable, "-m", MARK, "hook"])
+    program = shlex.join([sys.executable, "-m", MARK])
+    base = f"{program} hook"
     name = shlex.quote(profile.name)
     return "\n".join(
         [
@@ -232,10 +239,12 @@ def shell_hook(profile: Profile) -> str:
             "#                                    warning when HeyAira cannot be used",
             "#   heyaira-hook turn TRANSCRIPT     after a turn: update the running summary if due",
             "#                                    (JSONL of {role, text}); returns at once",
+            "#   heyaira-hook heartbeat           renew HEYAIRA_SESSION_REF's leases that are due",
             "set -eu",
             'case "${1:-}" in',
             f"  session-start) exec {base} session-start --profile {name} ;;",
             f'  turn) exec {base} turn --profile {name} --transcript "$2" ;;',
+            f"  heartbeat) exec {program} heartbeat --if-due --profile {name} ;;",
             '  *) echo "usage: $0 session-start | turn TRANSCRIPT" >&2; exit 2 ;;',
             "esac",
             "",

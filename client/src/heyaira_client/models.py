@@ -85,6 +85,9 @@ class TaskSummary:
     ready: bool = False
     waiting_on_count: int = 0
     waiting_on: tuple[str, ...] = ()
+    # In progress: who holds its lease and until when (server time); state is live, expiring
+    # (yours, under a third left) or expired (task_claim_next takes it over).
+    lease: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,7 @@ class Context:
                     ready=bool(t.get("ready")),
                     waiting_on_count=int(t.get("waiting_on_count") or 0),
                     waiting_on=tuple(str(i) for i in t.get("waiting_on") or ()),
+                    lease=t.get("lease"),
                 )
                 for t in data.get("tasks", [])
             ),

@@ -374,6 +374,8 @@ class HeyAira:
         handoff_note: str | None = None,
         repository_ref: dict[str, Any] | None = None,
         work_receipt: dict[str, Any] | None = None,
+        session_ref: str | None = None,
+        lease_seconds: int | None = None,
     ) -> TaskUpdate:
         """Compare-and-set on expected_version. If an answer is lost (here or in a process that
         died), the task is read back: applied means done; untouched means send; moved on by
@@ -391,6 +393,7 @@ class HeyAira:
             "task_id": task_id,
             "expected_version": expected_version,
             **changes,
+            **_present(session_ref=session_ref, lease_seconds=lease_seconds),
         }
         entry = self.journal.begin(
             scope=self._scope,
@@ -426,6 +429,29 @@ class HeyAira:
             await anyio.sleep(0.2 * 2**attempt)
             await self._reconnect()
         raise LostResponse(f"task_update of {task_id}: no answer after {SEND_ATTEMPTS} attempts")
+
+    async def task_claim_next(
+        self, *, session_ref: str, lease_seconds: int | None = None
+    ) -> Task | None:
+        """The next task, claimed for this session with a lease (a task whose lease expired,
+        else the oldest ready one); None when there is none. Keep the lease with
+        task_heartbeat, or `keep_lease` (heyaira_client.leases)."""
+        payload = {
+            "write_context": self._verified().write_context.as_json(),
+            "session_ref": session_ref,
+            **_present(lease_seconds=lease_seconds),
+        }
+        data = await self.call("task_claim_next", payload)
+        return Task.of(data["task"]) if data["task"] else None
+
+    async def task_heartbeat(self, task_id: str, *, session_ref: str) -> dict[str, Any]:
+        """Renew this session's lease on a task; a ToolError lease_lost means it is gone."""
+        payload = {
+            "write_context": self._verified().write_context.as_json(),
+            "task_id": task_id,
+            "session_ref": session_ref,
+        }
+        return await self.call("task_heartbeat", payload)
 
     async def task_version(self, task_id: str) -> int:
         """The version to update `task_id` against: an unfinished update's (so that running the

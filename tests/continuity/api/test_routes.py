@@ -54,7 +54,15 @@ def test_every_route_answers_with_its_output_model(world: World, owner_api: Api)
     state = owner_api.call(
         "PUT", "state/codex", {"write_context": context, "body": "# Running summary\n- goal"}
     )
+    # The claim above holds a lease for its actor (it named no session_ref): renewed, then ended.
+    heartbeat = owner_api.call(
+        "POST", f"tasks/{task_id}/heartbeat", {"write_context": context, "session_ref": "s"}
+    )
+    released = owner_api.call("DELETE", f"tasks/{task_id}/lease")
+    assert released.json()["released"]["holder"]["session_ref"] == ""
     answers = {
+        "task_heartbeat": heartbeat,
+        "task_lease_release": released,
         "memory_add": memory,
         "task_create": task,
         "task_update": update,

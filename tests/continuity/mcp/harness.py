@@ -32,6 +32,7 @@ EVERY_TOOL = (
     "task_create",
     "task_update",
     "task_claim_next",
+    "task_heartbeat",
     "state_put",
 )
 

@@ -37,10 +37,11 @@ ROOT_KEYS = {"type", "properties", "required", "additionalProperties"}
 # Refused by a model API, or by OpenAI's strict mode, anywhere in a tool schema.
 REFUSED_ANYWHERE = ("oneOf", "allOf", "not", "if", "then", "else", "$ref", "$defs", "$schema")
 # The limit, and today's figure. The figure is pinned exactly so that every change to what a
-# model reads is a decision: update it in the same change, and say why it grew. Tools still to
-# come (task_heartbeat, session_ref and lease_seconds) need about 1,300 bytes of the headroom.
+# model reads is a decision: update it in the same change, and say why it grew. Leases took
+# 1,436 bytes: task_heartbeat, and session_ref and lease_seconds on task_update and
+# task_claim_next, with their descriptions.
 LIMIT = 12_000
-MODEL_VISIBLE_BYTES = 9_991
+MODEL_VISIBLE_BYTES = 11_427
 
 
 def model_visible(tool: dict[str, Any]) -> bytes:

@@ -93,7 +93,7 @@ def object_nodes(node: Any, known: frozenset[str] = frozenset()) -> list[tuple[A
 @pytest.mark.parametrize("era", ERAS)
 def test_every_advertised_schema_is_valid_2020_12_json_schema(mcp_world: McpWorld, era: str):
     tools = tool_list(mcp_world, era)
-    assert len(tools) == 12
+    assert len(tools) == 13
     for name, tool in tools.items():
         for kind in ("inputSchema", "outputSchema"):
             schema = tool[kind]
@@ -254,7 +254,9 @@ def test_every_pinned_error_matches_the_output_schema(mcp_world: McpWorld, era: 
         mcp_world,
         era,
         "task_update",
-        task_update_args(wc, task_id, 1, status="in_progress", work_receipt=receipt),
+        task_update_args(
+            wc, task_id, 1, status="in_progress", work_receipt=receipt, session_ref=f"s-{tag}"
+        ),
     )
     matches_output_schema(tools, "task_update", first)
     note = {"write_context": wc, "kind": "note", "idempotency_key": f"k-{tag}"}
@@ -293,6 +295,17 @@ def test_every_pinned_error_matches_the_output_schema(mcp_world: McpWorld, era: 
         "duplicate_receipt": (
             "task_update",
             task_update_args(wc, task_id, 2, work_receipt=receipt),
+            "olivia",
+        ),
+        # The claim above holds a lease for its session: another session is refused.
+        "lease_held": (
+            "task_update",
+            task_update_args(wc, task_id, 2, next_step="mine", session_ref=f"other-{tag}"),
+            "olivia",
+        ),
+        "lease_lost": (
+            "task_heartbeat",
+            {"write_context": wc, "task_id": created_todo(mcp_world, era, wc), "session_ref": "s"},
             "olivia",
         ),
     }
