@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('continuity', '0004_dependency_indexes_lead_with_project'),
+        ('continuity', '0005_memory_search_vector'),
     ]
 
     operations = [
