@@ -206,6 +206,7 @@ class _Loader:
             id=uuid.UUID(record["id"]),
             slug=slug,
             name=record["name"],
+            lease_seconds=record["lease_seconds"],
             created_at=_time(record["created_at"]),
             updated_at=_time(record["updated_at"]),
         )
@@ -289,6 +290,7 @@ class _Loader:
                     "created_by",
                     "updated_by",
                 ),
+                **_lease_columns(record["lease"]),
                 created_at=_time(record["created_at"]),
                 updated_at=_time(record["updated_at"]),
             )
@@ -448,3 +450,16 @@ def _check_one_project(project: Project) -> None:
     for rows in strays:
         if rows.exists():
             raise BundleError("a record points to a record of another project")
+
+
+def _lease_columns(lease: dict[str, Any] | None) -> dict[str, Any]:
+    """A task record's lease back into its columns (the lease is kept as of the export: an
+    expired one is claimable on arrival, by the server's clock)."""
+    if lease is None:
+        return {}
+    return {
+        "lease_actor": lease["holder"]["actor"],
+        "lease_session_ref": lease["holder"]["session_ref"],
+        "lease_seconds": lease["seconds"],
+        "lease_expires_at": _time(lease["expires_at"]),
+    }

@@ -56,17 +56,31 @@ class RecordType:
             yield document
 
 
-def _no_lease(document: dict[str, Any]) -> None:
-    # Leases are not stored yet; the key is part of the format so that bundles written before
-    # and after they are read alike (docs/bundle.md).
-    document["lease"] = None
+LEASE_COLUMNS = ("lease_actor", "lease_session_ref", "lease_seconds", "lease_expires_at")
+
+
+def _lease(document: dict[str, Any]) -> None:
+    """The task's lease as of the export (continuity.leases), or null: one nested value, as the
+    task's JSON shows it, in place of its four columns."""
+    actor, session_ref, seconds, expires_at = (document.pop(name) for name in LEASE_COLUMNS)
+    document["lease"] = (
+        None
+        if expires_at is None
+        else {
+            "holder": {"actor": actor, "session_ref": session_ref},
+            "seconds": seconds,
+            "expires_at": expires_at,
+        }
+    )
 
 
 def _same(*names: str) -> tuple[tuple[str, str], ...]:
     return tuple((name, name) for name in names)
 
 
-PROJECT = RecordType("project", Project, _same("id", "slug", "name", "created_at", "updated_at"))
+PROJECT = RecordType(
+    "project", Project, _same("id", "slug", "name", "lease_seconds", "created_at", "updated_at")
+)
 REPOSITORY = RecordType(
     "repository",
     ProjectRepository,
@@ -114,8 +128,9 @@ TASK = RecordType(
         "updated_by",
         "created_at",
         "updated_at",
+        *LEASE_COLUMNS,
     ),
-    complete=_no_lease,
+    complete=_lease,
 )
 DEPENDENCY = RecordType(
     "task_dependency",

@@ -25,7 +25,7 @@ def fill(
     audit_events: int = 1000,
 ) -> None:
     """memories (every fifth decision superseding the one before), tasks each blocked by the
-    one before (some done, with receipts), two agents' running summaries, and security events
+    one before (some done, with receipts, some held under a lease), two agents' running summaries, and security events
     up to `audit_events` in the project's chain."""
     previous: dict[str, Any] | None = None
     for n in range(memories):
@@ -55,6 +55,11 @@ def fill(
                     tests=[{"name": "pytest -q", "result": "passed"}],
                     commits=["a" * 40],
                 ),
+            )["task"]
+        elif n % 3 == 2 and not blocked_by:
+            # A claim that still holds its lease at the export.
+            task = update_task(
+                caller, task, status="in_progress", session_ref=f"agent-{n}", lease_seconds=600
             )["task"]
         made.append(task)
     for agent in ("claude", "codex"):

@@ -44,6 +44,13 @@ def test_a_bundle_goes_to_another_instance_and_comes_back_the_same(
 ) -> None:
     bundle = export_bytes("alpha")
     call_command("verify_audit", "alpha", stdout=io.StringIO())
+    leases = [
+        record["lease"]
+        for record in map(json.loads, bundle.splitlines())
+        if record.get("record") == "task" and record["lease"] is not None
+    ]
+    assert len(leases) == 8  # the claims fill() leaves held travel with their holders
+    assert {lease["holder"]["session_ref"] for lease in leases} >= {"agent-2", "agent-8"}
 
     report = _import_there(asgi_server, bundle, tmp_path)
     assert "Imported project alpha" in report

@@ -13,7 +13,7 @@ from continuity.bundle.records import NAMES
 from tests.continuity.bundle.conftest import export_bytes
 from tests.factories import World
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "bundle"
+SCHEMAS = Path(__file__).resolve().parents[3] / "docs" / "bundle"
 
 
 def _validators() -> dict[str, Draft202012Validator]:
