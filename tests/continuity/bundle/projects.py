@@ -25,8 +25,8 @@ def fill(
     audit_events: int = 1000,
 ) -> None:
     """memories (every fifth decision superseding the one before), tasks each blocked by the
-    one before (some done, with receipts, some held under a lease), two agents' running summaries, and security events
-    up to `audit_events` in the project's chain."""
+    one before (some done, with receipts, some held under a lease), two agents' running
+    summaries, and security events up to `audit_events` in the project's chain."""
     previous: dict[str, Any] | None = None
     for n in range(memories):
         if n % 5 == 4 and previous is not None:
