@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StrictInt, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, StrictInt, model_validator
 
 from continuity.models import MAX_DEPENDENCIES, MEMORY_CONTENT_MAX, STATE_BODY_MAX
 from core.errors import ValidationError
@@ -228,6 +228,15 @@ SessionRef = Annotated[
         description="Your session's stable id; it holds the lease.",
     ),
 ]
+
+
+def whole_number(value: object) -> object:
+    """A float with no fraction as the int it is; anything else as given (StrictInt judges)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 # The schema states the pinned floor; the server checks its own (HEYAIRA_LEASE_MIN_SECONDS,
 # lowered only by test servers), so the Python bound is the smallest it may be.
 LeaseSeconds = Annotated[
@@ -238,6 +247,8 @@ LeaseSeconds = Annotated[
         json_schema_extra={"minimum": LEASE_MIN_SECONDS},
         description="Lease length; default: the project's.",
     ),
+    # JSON Schema's integer includes 286.0; a JSON client may send a whole number that way.
+    BeforeValidator(whole_number),
 ]
 
 

@@ -26,9 +26,11 @@ class Project(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     slug = models.SlugField(max_length=50, unique=True)
     name = models.CharField(max_length=200)
-    # How long a claim's lease lasts when the claim names no lease_seconds.
+    # How long a claim's lease lasts when the claim names no lease_seconds. The database holds
+    # the default too, so rows written by code from before leases (a rolling upgrade) get it.
     lease_seconds = models.PositiveIntegerField(
         default=LEASE_DEFAULT_SECONDS,
+        db_default=LEASE_DEFAULT_SECONDS,
         validators=[MinValueValidator(LEASE_MIN_SECONDS), MaxValueValidator(LEASE_MAX_SECONDS)],
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='project',
             name='lease_seconds',
-            field=models.PositiveIntegerField(default=900, validators=[django.core.validators.MinValueValidator(30), django.core.validators.MaxValueValidator(86400)]),
+            field=models.PositiveIntegerField(db_default=900, default=900, validators=[django.core.validators.MinValueValidator(30), django.core.validators.MaxValueValidator(86400)]),
         ),
         migrations.AddConstraint(
             model_name='project',

@@ -363,7 +363,7 @@ def test_the_readme_runs_as_written_on_a_fresh_clone(box: Sandbox, tmp_path: Pat
     assert '[profiles."demo-login"]' in profiles
     assert "hak_" not in profiles  # the profile names where the key is, never the key
     settings = json.loads((box.clone / ".claude" / "settings.json").read_text())
-    assert set(settings["hooks"]) == {"SessionStart", "PreCompact"}
+    assert set(settings["hooks"]) == {"SessionStart", "PreCompact", "PostToolUse", "SessionEnd"}
     entry = json.loads((box.clone / ".mcp.json").read_text())["mcpServers"]["heyaira"]
     assert entry == {
         "type": "http",

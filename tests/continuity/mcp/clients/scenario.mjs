@@ -26,6 +26,7 @@ export const TOOL_NAMES = [
     'task_create',
     'task_update',
     'task_claim_next',
+    'task_heartbeat',
     'state_put'
 ];
 
@@ -166,9 +167,11 @@ async function steps(client, viewer, run) {
         client,
         'task_update',
         'task_update',
-        { write_context: wc, task_id: taskId, expected_version: 1, status: 'in_progress', work_receipt: receipt },
+        { write_context: wc, task_id: taskId, expected_version: 1, status: 'in_progress', session_ref: receipt.session_ref, work_receipt: receipt },
         'success'
     );
+    // The claim above holds a lease for this session: renewing it leaves the version alone.
+    await call(client, 'task_heartbeat', 'task_heartbeat', { write_context: wc, task_id: taskId, session_ref: receipt.session_ref }, 'success');
     // After the claim above: the oldest ready task of the project, or {task: null} when none is.
     await call(client, 'task_claim_next', 'task_claim_next', { write_context: wc, idempotency_key: `${run}-claim` }, 'success');
     const agent = `${run}-agent`;
