@@ -273,8 +273,8 @@ def test_it_serves_the_stateless_2026_revision(mcp_world: McpWorld):
 # results against it). The bound leaves room for a few fields. A twelfth tool (task_claim_next,
 # whose result is a whole task) and blocked_by/readiness on tasks brought it to about 39,300
 # bytes: 40,000 then. A thirteenth tool (task_heartbeat) and the lease on every task brought it
-# to about 41,100 bytes: 44,000 now. Most clients show a model only the names, descriptions and input schemas:
-# tests/continuity/mcp/test_tool_schema_portability.py pins those.
+# to about 41,100 bytes: 44,000 now. Most clients show a model only the names, descriptions and
+# input schemas: tests/continuity/mcp/test_tool_schema_portability.py pins those.
 TOOL_LIST_BUDGET = 44_000
 
 
