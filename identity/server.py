@@ -14,6 +14,7 @@ from oauthlib.oauth2 import WebApplicationServer
 from oauthlib.oauth2.rfc6749 import errors
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challenge_method_s256
 
+from identity.oauth_internals import allow_code_challenge_methods
 from identity.policy import allowed_resources, default_resource
 
 
@@ -49,9 +50,7 @@ def resource_pre_auth(request: Request) -> dict[str, Any]:
 class HeyAiraServer(WebApplicationServer):
     def __init__(self, request_validator: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(request_validator, *args, **kwargs)
-        # An instance attribute, so oauthlib's class-level table stays untouched. With S256 the
-        # only method, `plain` and an omitted method (which oauthlib reads as plain) are
-        # refused before the consent page. This touches a private oauthlib attribute: the
-        # tests pin the behaviour.
-        self.auth_grant._code_challenge_methods = {"S256": code_challenge_method_s256}
+        # With S256 the only method, `plain` and an omitted method (which oauthlib reads as
+        # plain) are refused before the consent page.
+        allow_code_challenge_methods(self.auth_grant, {"S256": code_challenge_method_s256})
         self.auth_grant.custom_validators.pre_auth.append(resource_pre_auth)

@@ -50,7 +50,8 @@ class ApiHandler(ASGIHandler):
         signals.request_started.send(sender=self.__class__, scope=scope)
         request, refusal = self.create_request(scope, body_file)
         response: Any = refusal if request is None else self._respond(request)
-        response._handler_class = self.__class__
+        # Django's handlers also stamp the response's private _handler_class, read only as the
+        # sender of request_finished; every receiver (Django's, audit's) listens to any sender.
         if not response.streaming:
             response.close()  # its body is in memory: request_finished goes out here
         return response

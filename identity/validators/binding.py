@@ -29,8 +29,8 @@ class Binding(OAuth2Validator):
             request.scopes = scopes
         return True
 
-    def _validate_resource_uris(self, request: Request, resources: list[str]) -> None:
-        super()._validate_resource_uris(request, resources)
+    def _check_resources(self, request: Request, resources: list[str]) -> None:
+        """Only HeyAira's two resources (absolute URIs, so DOT's own rule holds too)."""
         for resource in resources:
             if resource not in allowed_resources():
                 raise errors.CustomOAuth2Error(
@@ -41,12 +41,13 @@ class Binding(OAuth2Validator):
 
     def _check_and_set_request_resource(self, request: Request) -> None:
         """The token's audience is the one its grant (or refresh token) was issued for; a
-        request may repeat it but never name another (RFC 8707 section 2.2)."""
+        request may repeat it but never name another (RFC 8707 section 2.2). Replaces DOT's
+        (a hook of identity.oauth_internals.VALIDATOR_HOOKS)."""
         requested = getattr(request, "resource", None) or []
         if isinstance(requested, str):
             body = getattr(request, "decoded_body", None) or []
             requested = [value for key, value in body if key == "resource"] or [requested]
-        self._validate_resource_uris(request, list(requested))
+        self._check_resources(request, list(requested))
         audience = list(getattr(request, "heyaira_audience", None) or [])
         if not audience or any(resource not in audience for resource in requested):
             raise errors.CustomOAuth2Error(

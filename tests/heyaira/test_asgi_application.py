@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
+from django.core.signals import request_finished
 
 from heyaira.asgi import HeyAiraApplication
 
@@ -91,3 +92,21 @@ def test_it_hands_everything_else_to_django(app: HeyAiraApplication):
     assert status == 200
     assert body == b'{"status": "ok"}'
     assert headers["X-Request-ID"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_rest_api_closes_each_response_with_request_finished(app: HeyAiraApplication):
+    """The REST handler closes its responses itself: request_finished (closing the database
+    connection, flushing audit rows) must go out once per request."""
+    finished: list[object] = []
+
+    def record(sender: object, **kwargs: Any) -> None:
+        finished.append(sender)
+
+    request_finished.connect(record)
+    try:
+        status, _, _ = request(app, "GET", "/api/v1/export")
+    finally:
+        request_finished.disconnect(record)
+    assert status == 401
+    assert len(finished) == 1
