@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from continuity.catalog import OPERATIONS
 from core.access import Caller
@@ -25,6 +24,7 @@ from identity import authn
 from projects.api_keys import api_key_create
 from projects.callers import operator_caller
 from tests.factories import World
+from tests.perf.statement_log import statements_sent
 
 Arguments = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -164,12 +164,12 @@ def run(caller: Caller, name: str, arguments: dict[str, Any]) -> Any:
 def test_each_operation_makes_its_pinned_number_of_statements(world: World, case: str):
     expected, name, arguments = STATEMENTS[case]
     header, made = prepare(world)
-    with CaptureQueriesContext(connection) as statements:
+    with statements_sent(connection) as statements:
         caller = authn.authenticate(header, resource="mcp", request_id="counted")
         if "refused" in case:
             with pytest.raises(HeyAiraError):
                 run(caller, name, arguments(made))
         else:
             run(caller, name, arguments(made))
-    sent = [query["sql"][:100] for query in statements.captured_queries]
+    sent = [sql[:100] for sql in statements]
     assert len(sent) == expected, "\n".join(sent)

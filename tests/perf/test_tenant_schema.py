@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from core.errors import HeyAiraError
 from identity import authn
 from tests.factories import World
+from tests.perf.statement_log import statements_sent
 from tests.perf.test_statement_counts import STATEMENTS, prepare, run
 
 # The tables distributed by project_id on Citus (the rest are reference tables: docs/scaling.md).
@@ -87,15 +87,14 @@ _TABLE = re.compile(r'(?:FROM|INTO|UPDATE|JOIN)\s+"?(\w+)"?', re.IGNORECASE)
 def test_every_statement_to_a_distributed_table_names_its_project(world: World, case: str):
     _, name, arguments = STATEMENTS[case]
     header, made = prepare(world)
-    with CaptureQueriesContext(connection) as statements:
+    with statements_sent(connection) as statements:
         caller = authn.authenticate(header, resource="mcp", request_id="counted")
         try:
             run(caller, name, arguments(made))
         except HeyAiraError:
             assert "refused" in case
     distributed = set(_tables())
-    for query in statements.captured_queries:
-        sql = query["sql"]
+    for sql in statements:
         touched = distributed & set(_TABLE.findall(sql))
         if touched:
             assert "project_id" in sql, (sorted(touched), sql[:300])
