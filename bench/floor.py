@@ -154,8 +154,9 @@ def _own_task(cursor: psycopg.Cursor[Any], fixture: dict[str, Any]) -> dict[str,
     cursor.execute(
         "INSERT INTO continuity_task (id, title, description, status, next_step, blockers, "
         "handoff_note, repository_ref, version, created_by, updated_by, created_at, updated_at, "
-        "project_id) VALUES (%s, 'Floor task', 'The task one floor process updates.', 'todo', "
-        "'', '[]', '', NULL, 1, %s, %s, %s, %s, %s)",
+        "project_id, lease_actor, lease_session_ref) VALUES (%s, 'Floor task', "
+        "'The task one floor process updates.', 'todo', '', '[]', '', NULL, 1, %s, %s, %s, %s, "
+        "%s, '', '')",
         (
             task["id"],
             fixture["actor_label"],
