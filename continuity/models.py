@@ -59,12 +59,13 @@ class Memory(models.Model):
     rationale = models.TextField(blank=True)
     source = models.CharField(max_length=500, blank=True)
     # No index of its own: memory_superseded_once (project, supersedes) serves every lookup,
-    # with the project first (docs/scaling.md).
+    # with the project first (docs/scaling.md). RESTRICT, not PROTECT: a superseded decision
+    # cannot be deleted alone, but goes with its project (whose deletion cascades to both).
     supersedes = models.ForeignKey(
         "self",
         null=True,
         blank=True,
-        on_delete=models.PROTECT,
+        on_delete=models.RESTRICT,
         related_name="superseded_by",
         db_index=False,
     )

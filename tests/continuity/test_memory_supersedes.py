@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from django.db.models import RestrictedError
+
 from continuity.models import Memory
 from continuity.selectors import memory_get
 from continuity.services import memory_add
@@ -138,3 +141,16 @@ def test_a_decision_of_another_project_cannot_be_superseded(world: World) -> Non
     )
     assert error.message == "The memory named in supersedes does not exist in this project."
     assert as_json(memory_get(outsider, memory_id=theirs["id"]))["memory"]["superseded_by"] is None
+
+
+def test_a_project_with_superseded_decisions_can_be_deleted(world: World) -> None:
+    """The chain of decisions goes with its project; alone, a superseded one cannot go."""
+    owner = world.caller("owner")
+    first = add_decision(owner, "v1")
+    second = _supersede(owner, first["id"], "v2")
+    _supersede(owner, second["id"], "v3")
+    with pytest.raises(RestrictedError):
+        Memory.objects.filter(pk=first["id"]).delete()
+    add_note(world.caller("outsider"), "beta keeps its notes")
+    world.alpha.delete()
+    assert list(Memory.objects.values_list("project__slug", flat=True)) == ["beta"]
