@@ -209,6 +209,22 @@ def _update(
         _UPDATES[shape] = _update_statement(
             model, connection, where, values, increment, returned, guard
         )
+    params = _update_params(model, connection, where, values, guard)
+    if extra is not None:
+        params.extend(extra[2])
+    with bound_cursor(connection) as cursor:
+        cursor.execute(_UPDATES[shape], params)
+        return read(cursor)
+
+
+def _update_params(
+    model: type[models.Model],
+    connection: Any,
+    where: dict[str, Any],
+    values: dict[str, Any],
+    guard: Guard | None,
+) -> list[Any]:
+    """The UPDATE's parameters in its text's order: SET values, WHERE values, the guard's."""
     params: list[Any] = []
     for name, value in values.items():
         given = value.value if isinstance(value, When) else value
@@ -219,11 +235,7 @@ def _update(
             params.append(field.get_db_prep_value(each, connection, prepared=False))
     for name, value in guard.params if guard else ():
         params.append(_column(model, name).get_db_prep_value(value, connection, prepared=False))
-    if extra is not None:
-        params.extend(extra[2])
-    with bound_cursor(connection) as cursor:
-        cursor.execute(_UPDATES[shape], params)
-        return read(cursor)
+    return params
 
 
 def _column(model: type[models.Model], name: str) -> Any:

@@ -182,34 +182,16 @@ def database_from_url(
     server-side cursors and prepared statements are off.
     """
     limits = limits or DatabaseLimits()
-    try:
-        parsed: dict[str, Any] = dict(dj_database_url.parse(url))
-    except dj_database_url.UnknownSchemeError:
-        parsed = {"ENGINE": ""}
-    except ValueError:
-        raise ConfigError(f"DATABASE_URL {_redact(url)!r} has an invalid port or quoting") from None
+    parsed = _parse_database_url(url)
     if parsed["ENGINE"] == "django.db.backends.sqlite3":
         return _sqlite_database(url, parsed, base_dir)
-    if parsed["ENGINE"] != "django.db.backends.postgresql":
-        raise ConfigError(
-            f"DATABASE_URL scheme {urlsplit(url).scheme!r} is not supported; use sqlite:///PATH "
-            "or postgres://USER@HOST:PORT/NAME"
-        )
     if not parsed["NAME"] or "/" in parsed["NAME"]:
         raise ConfigError(f"DATABASE_URL {_redact(url)!r} must name one database after the host")
     if not parsed["HOST"]:
         raise ConfigError(f"DATABASE_URL {_redact(url)!r} names no host")
     database = {**parsed, "PORT": str(parsed["PORT"]), "OPTIONS": parsed.get("OPTIONS", {})}
     if pgbouncer:
-        if "options" in database["OPTIONS"]:
-            raise ConfigError(
-                "DATABASE_URL: PgBouncer refuses the options parameter; with "
-                "DATABASE_PGBOUNCER=true send settings per transaction instead"
-            )
-        database["ENGINE"] = "runtime.pgbouncer"
-        database["TRANSACTION_LOCAL_SETTINGS"] = _transaction_local(limits)
-        database["DISABLE_SERVER_SIDE_CURSORS"] = True
-        database["OPTIONS"]["prepare_threshold"] = None
+        _behind_pgbouncer(database, limits)
     else:
         database["OPTIONS"]["options"] = _session_options(limits, database["OPTIONS"])
         # Only the hot-path statements (core.statements.bound_cursor) bind on the server and so
@@ -217,6 +199,36 @@ def database_from_url(
         database["OPTIONS"]["prepare_threshold"] = PREPARE_THRESHOLD
     _add_pool(database, pool_size, limits)
     return database
+
+
+def _parse_database_url(url: str) -> dict[str, Any]:
+    """dj-database-url's reading of the URL, for the two engines HeyAira runs on only."""
+    try:
+        parsed: dict[str, Any] = dict(dj_database_url.parse(url))
+    except dj_database_url.UnknownSchemeError:
+        parsed = {"ENGINE": ""}
+    except ValueError:
+        raise ConfigError(f"DATABASE_URL {_redact(url)!r} has an invalid port or quoting") from None
+    if parsed["ENGINE"] not in ("django.db.backends.sqlite3", "django.db.backends.postgresql"):
+        raise ConfigError(
+            f"DATABASE_URL scheme {urlsplit(url).scheme!r} is not supported; use sqlite:///PATH "
+            "or postgres://USER@HOST:PORT/NAME"
+        )
+    return parsed
+
+
+def _behind_pgbouncer(database: dict[str, Any], limits: DatabaseLimits) -> None:
+    """PgBouncer in transaction mode keeps no session: settings go with each transaction, and
+    nothing may outlive one (server-side cursors, prepared statements)."""
+    if "options" in database["OPTIONS"]:
+        raise ConfigError(
+            "DATABASE_URL: PgBouncer refuses the options parameter; with "
+            "DATABASE_PGBOUNCER=true send settings per transaction instead"
+        )
+    database["ENGINE"] = "runtime.pgbouncer"
+    database["TRANSACTION_LOCAL_SETTINGS"] = _transaction_local(limits)
+    database["DISABLE_SERVER_SIDE_CURSORS"] = True
+    database["OPTIONS"]["prepare_threshold"] = None
 
 
 def _sqlite_database(url: str, parsed: dict[str, Any], base_dir: Path) -> dict[str, Any]:

@@ -96,15 +96,7 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> TaskU
     # whose lease is this session's or nobody's.
     task = _apply(caller, args, values, guard=free_or_held_by(holder))
     if task is None:
-        refusal = _refusal(caller, args, holder, now)
-        if not isinstance(refusal, ExpiredLease):
-            raise refusal
-        if args.status in (None, TaskStatus.IN_PROGRESS):
-            values["lease_session_ref"] = args.session_ref or ""  # the new holder's
-        task = _apply(caller, args, values, lease=refusal.row)
-        if task is None:  # it changed again since the refusal read it
-            raise _refused(caller, args, holder, now)
-        record_holder(caller, "lease_expired", refusal.row)
+        task = _take_over(caller, args, values, holder, now)
     if args.blocked_by is not None:
         set_blocked_by(caller, task, args.blocked_by)
         # New dependencies: the readiness the UPDATE returned is out of date.
@@ -113,6 +105,23 @@ def task_update(caller: Caller, args: TaskUpdateInput, note: AuditNote) -> TaskU
     if args.work_receipt is not None:
         receipt = _receipt(caller, task, args.work_receipt)
     return TaskUpdateOut(task=task_out(task), receipt=receipt_out(receipt) if receipt else None)
+
+
+def _take_over(
+    caller: Caller, args: TaskUpdateInput, values: dict[str, Any], holder: Holder, now: Any
+) -> Task:
+    """The update did not apply: refused, unless another session's lease has expired, which
+    this update then takes over (named in the audit log as `lease_expired`)."""
+    refusal = _refusal(caller, args, holder, now)
+    if not isinstance(refusal, ExpiredLease):
+        raise refusal
+    if args.status in (None, TaskStatus.IN_PROGRESS):
+        values["lease_session_ref"] = args.session_ref or ""  # the new holder's
+    task = _apply(caller, args, values, lease=refusal.row)
+    if task is None:  # it changed again since the refusal read it
+        raise _refused(caller, args, holder, now)
+    record_holder(caller, "lease_expired", refusal.row)
+    return task
 
 
 def _apply(
@@ -254,13 +263,7 @@ def _refusal(
     )
     if task is None:
         return NotFound("No such task in this project.")
-    receipt = args.work_receipt
-    if (
-        receipt is not None
-        and WorkReceipt.objects.filter(
-            project=caller.project, task_id=args.task_id, session_ref=receipt.session_ref
-        ).exists()
-    ):
+    if _receipt_exists(caller, args):
         return DuplicateReceipt()
     if task["version"] != args.expected_version:
         return StaleVersion(current_version=task["version"])
@@ -278,6 +281,16 @@ def _refusal(
             return ExpiredLease(task)
     # The row changed between the UPDATE and this read (a concurrent update committed): stale.
     return otherwise or StaleVersion(current_version=task["version"])
+
+
+def _receipt_exists(caller: Caller, args: TaskUpdateInput) -> bool:
+    receipt = args.work_receipt
+    return (
+        receipt is not None
+        and WorkReceipt.objects.filter(
+            project=caller.project, task_id=args.task_id, session_ref=receipt.session_ref
+        ).exists()
+    )
 
 
 def _bound_ref(caller: Caller, ref: RepositoryRefInput | None) -> dict[str, Any] | None:

@@ -323,3 +323,63 @@ result = issued.secret
         refused = call_tool(http, server, key, "server_identity", {})
         assert refused.status == 401
     page.context.close()
+
+
+CLAIMED = """
+from django.contrib.auth import get_user_model
+from continuity.services import task_create, task_update
+from projects.models import Project
+from tests.factories import token_caller
+carla = token_caller(get_user_model().objects.get(username="carla"),
+                     Project.objects.get(slug="alpha"))
+context = carla.write_context.as_dict()
+task = task_create(carla, write_context=context, title="Migrate the audit index")
+claimed = task_update(carla, write_context=context, task_id=task.id, expected_version=1,
+                      status="in_progress", session_ref="crashed-session")
+result = {"task": str(task.id), "version": claimed.task.version}
+"""
+
+AFTER_RELEASE = """
+from audit.models import AuditEvent
+from continuity.models import Task
+task = Task.objects.get(pk={task!r})
+released = AuditEvent.objects.filter(operation="lease_released", target_type="lease_holder")
+result = {{"status": task.status, "version": task.version,
+          "lease_actor": task.lease_actor, "holders": list(released.values_list("target_id",
+          flat=True))}}
+"""
+
+
+def test_an_owner_releases_a_crashed_sessions_lease_and_its_holder_sees_why(
+    server: LiveServer, chromium: Browser
+):
+    claimed = server.run_python(CLAIMED)
+    task_url = f"{server.url}/projects/alpha/tasks/{claimed['task']}/"
+
+    # The holder, a contributor, sees the lease but may not end it.
+    page = open_page(chromium, PHONE)
+    sign_in(page, server, "carla")
+    page.goto(task_url)
+    lease = page.locator("dt", has_text="Lease").locator("xpath=following-sibling::dd[1]")
+    assert "held by carla, session crashed-session, until" in lease.inner_text()
+    assert page.get_by_role("button", name="Release the lease").count() == 0
+    page.context.close()
+
+    # The owner ends it: the task is back in To do, and the page says whose lease it was.
+    page = open_page(chromium, PHONE)
+    sign_in(page, server, "olivia")
+    page.goto(task_url)
+    page.get_by_role("button", name="Release the lease").click()
+    page.wait_for_url(task_url)
+    assert "Released the lease of carla: the task is back in To do." in page.inner_text("main")
+    lease = page.locator("dt", has_text="Lease").locator("xpath=following-sibling::dd[1]")
+    assert lease.inner_text().strip() == "none"
+    assert page.get_by_role("button", name="Release the lease").count() == 0
+    assert_fits(page)
+    page.context.close()
+
+    after = server.run_python(AFTER_RELEASE.format(task=claimed["task"]))
+    assert after["status"] == "todo"
+    assert after["version"] == claimed["version"] + 1
+    assert after["lease_actor"] == ""
+    assert any("crashed-session" in holder for holder in after["holders"]), after
