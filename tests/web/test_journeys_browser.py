@@ -333,7 +333,8 @@ from tests.factories import token_caller
 carla = token_caller(get_user_model().objects.get(username="carla"),
                      Project.objects.get(slug="alpha"))
 context = carla.write_context.as_dict()
-task = task_create(carla, write_context=context, title="Migrate the audit index")
+task = task_create(carla, write_context=context, title="Migrate the audit index",
+                   description="Add the target index without a long lock.")
 claimed = task_update(carla, write_context=context, task_id=task.id, expected_version=1,
                       status="in_progress", session_ref="crashed-session")
 result = {"task": str(task.id), "version": claimed.task.version}
