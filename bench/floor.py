@@ -12,7 +12,7 @@ import json
 import multiprocessing
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -69,20 +69,29 @@ def task_update_transaction(
     the audit row."""
     now = datetime.now(UTC)
     cursor.execute("BEGIN")
+    # As the app's: an update that keeps the status renews the lease of a task in progress,
+    # and the WHERE admits only a task whose lease is free or the writer's (continuity.leases).
     cursor.execute(
         "UPDATE continuity_task SET version = version + 1, updated_at = %s, updated_by = %s, "
-        "next_step = %s WHERE project_id = %s AND id = %s AND version = %s "
-        "AND status = ANY(%s) RETURNING id, title, description, status, next_step, blockers, "
+        "next_step = %s, "
+        "lease_actor = CASE WHEN status = 'in_progress' THEN %s ELSE lease_actor END, "
+        "lease_expires_at = CASE WHEN status = 'in_progress' THEN %s ELSE lease_expires_at END "
+        "WHERE project_id = %s AND id = %s AND version = %s AND status = ANY(%s) "
+        "AND (status <> 'in_progress' OR lease_expires_at IS NULL OR lease_actor = %s) "
+        "RETURNING id, title, description, status, next_step, blockers, "
         "handoff_note, repository_ref, version, created_by, updated_by, created_at, updated_at, "
-        "project_id",
+        "project_id, lease_actor, lease_session_ref, lease_expires_at, lease_seconds",
         (
             now,
             fixture["actor_label"],
             f"Step {n}",
+            fixture["actor_label"],
+            now + timedelta(seconds=900),
             fixture["project_id"],
             task["id"],
             task["version"],
             list(OPEN),
+            fixture["actor_label"],
         ),
     )
     row = cursor.fetchone()
