@@ -101,18 +101,7 @@ def _accept(
     Project.objects.select_for_update().filter(pk=project.pk).first()
     now = timezone.now()
     invitation.refresh_from_db()
-    reason = unusable_reason(invitation, now)
-    if reason is not None:
-        raise InvitationUnusable(reason, invitation)
-    if not _inviter_may_grant(invitation):
-        raise InvitationUnusable("inviter", invitation)
-    if person is not None:
-        role = member_role(project_id=project.pk, user_id=person.pk, active_only=False)
-        if role is not None:
-            raise ValidationError(
-                f"You are a member of {project.name} already, as {Role(role).label.lower()}.",
-                fields={"invitation": "you are a member already"},
-            )
+    _check_usable(invitation, person, now)
     user = person if person is not None else _new_account(account, invitation.email)
     # compare-and-set: the link works once, whoever comes second
     claimed = Invitation.objects.filter(
@@ -136,6 +125,24 @@ def _accept(
             target_id=str(target_id),
         )
     return membership
+
+
+def _check_usable(invitation: Invitation, person: Any, now: Any) -> None:
+    """The link still works, its inviter may still grant the role, and the person signed in
+    (if any) is not a member already."""
+    reason = unusable_reason(invitation, now)
+    if reason is not None:
+        raise InvitationUnusable(reason, invitation)
+    if not _inviter_may_grant(invitation):
+        raise InvitationUnusable("inviter", invitation)
+    if person is not None:
+        project = invitation.project
+        role = member_role(project_id=project.pk, user_id=person.pk, active_only=False)
+        if role is not None:
+            raise ValidationError(
+                f"You are a member of {project.name} already, as {Role(role).label.lower()}.",
+                fields={"invitation": "you are a member already"},
+            )
 
 
 def _inviter_may_grant(invitation: Invitation) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, User
 from django.db import IntegrityError, transaction
 
 from audit.models import Outcome
@@ -50,14 +50,7 @@ def project_create(
             raise Forbidden("Only a superuser can create projects.")
         args = parse_input(ProjectCreateInput, {"slug": slug, "name": name})
         with transaction.atomic(durable=True):
-            owner = get_user_model().objects.filter(username=owner_username).first()
-            if owner is None:
-                raise NotFound(f"No user named {owner_username!r}.")
-            if Project.objects.filter(slug=args.slug).exists():
-                raise ValidationError(
-                    "Another project already has this slug.",
-                    fields={"slug": "is taken by another project"},
-                )
+            owner = _new_project_owner(owner_username, args.slug)
             project = Project.objects.create(slug=args.slug, name=args.name)
             membership = Membership.objects.create(project=project, user=owner, role=Role.OWNER)
             sync_object_permissions(project, owner)
@@ -85,6 +78,18 @@ def project_create(
             error_code=error.code,
         )
         raise
+
+
+def _new_project_owner(owner_username: str, slug: str) -> User:
+    """The user who will own a new project under `slug`, once both are known to be right."""
+    owner = get_user_model().objects.filter(username=owner_username).first()
+    if owner is None:
+        raise NotFound(f"No user named {owner_username!r}.")
+    if Project.objects.filter(slug=slug).exists():
+        raise ValidationError(
+            "Another project already has this slug.", fields={"slug": "is taken by another project"}
+        )
+    return owner
 
 
 def _creator(

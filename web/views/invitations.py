@@ -249,10 +249,7 @@ def invitation_accept_view(request: HttpRequest) -> HttpResponse:
     form = NewAccountForm(request.POST or None) if person is None and not account_exists else None
     joining = person is not None or (form is not None and form.is_valid())
     if request.method == "POST" and joining:
-        account = None
-        if form is not None:
-            data = form.cleaned_data
-            account = NewAccount(username=data["username"], password=data["password1"])
+        account = _new_account(form)
         try:
             membership = invitation_accept(
                 invitation_id=invitation.pk,
@@ -280,6 +277,14 @@ def invitation_accept_view(request: HttpRequest) -> HttpResponse:
         },
         status=400 if request.method == "POST" else 200,
     )
+
+
+def _new_account(form: NewAccountForm | None) -> NewAccount | None:
+    """The account a new person asks for (None when a signed-in person accepts)."""
+    if form is None:
+        return None
+    data = form.cleaned_data
+    return NewAccount(username=data["username"], password=data["password1"])
 
 
 def _account_exists(email: str) -> bool:
