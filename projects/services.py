@@ -55,20 +55,7 @@ def project_create(
             membership = Membership.objects.create(project=project, user=owner, role=Role.OWNER)
             sync_object_permissions(project, owner)
             caller = _creator(project, operator=operator, by=by, request_id=request_id)
-            record(
-                caller,
-                "project_create",
-                Outcome.SUCCESS,
-                target_type="project",
-                target_id=str(project.pk),
-            )
-            record(
-                caller,
-                "membership_add",
-                Outcome.SUCCESS,
-                target_type="membership",
-                target_id=str(membership.pk),
-            )
+            _record_created(caller, project, membership)
             return project
     except HeyAiraError as error:
         record_security_event(
@@ -78,6 +65,19 @@ def project_create(
             error_code=error.code,
         )
         raise
+
+
+def _record_created(caller: Caller, project: Project, membership: Membership) -> None:
+    record(
+        caller, "project_create", Outcome.SUCCESS, target_type="project", target_id=str(project.pk)
+    )
+    record(
+        caller,
+        "membership_add",
+        Outcome.SUCCESS,
+        target_type="membership",
+        target_id=str(membership.pk),
+    )
 
 
 def _new_project_owner(owner_username: str, slug: str) -> User:
