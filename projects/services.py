@@ -16,7 +16,7 @@ from audit.models import Outcome
 from audit.recorder import AuditNote, SecurityContext, record, record_security_event
 from core.access import ActorType, Caller, Capability, CredentialKind, Role, privileged
 from core.errors import Forbidden, HeyAiraError, NotFound, ValidationError
-from core.lookups import project_object
+from core.lookups import delete_found, project_object
 from core.operations import operation, parse_input
 from projects.callers import operator_caller, session_caller
 from projects.inputs import (
@@ -235,11 +235,10 @@ def repository_bind(
 @operation("repository_unbind", capability=Capability.MANAGE, input_model=RepositoryUnbindInput)
 def repository_unbind(caller: Caller, args: RepositoryUnbindInput, note: AuditNote) -> None:
     note.target("repository_binding", args.binding_id)
-    deleted, _ = ProjectRepository.objects.filter(
-        project=caller.project, pk=args.binding_id
-    ).delete()
-    if not deleted:
-        raise NotFound("No such repository binding in this project.")
+    delete_found(
+        ProjectRepository.objects.filter(project=caller.project, pk=args.binding_id),
+        missing="No such repository binding in this project.",
+    )
 
 
 def _require_owner(caller: Caller) -> None:
