@@ -108,14 +108,7 @@ def _creator_context(
             request_id=request_id,
             credential_kind=CredentialKind.OPERATOR,
         )
-    return SecurityContext(
-        actor_type=ActorType.USER,
-        actor_id=str(by.pk),
-        actor_label=by.get_username(),
-        user_id=int(by.pk),
-        request_id=request_id,
-        credential_kind=CredentialKind.SESSION,
-    )
+    return SecurityContext.of_session(by, request_id=request_id)
 
 
 @operation("project_rename", capability=Capability.OWN, input_model=ProjectRenameInput)
