@@ -3,6 +3,7 @@ MCP and REST send the same shapes."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, TypeVar
 
 from continuity.models import Memory, StateVersion, Task, TaskStatus, WorkReceipt
@@ -29,8 +30,16 @@ OutputT = TypeVar("OutputT", bound=Output)
 def like_named(model: type[OutputT], source: object, **computed: Any) -> OutputT:
     """`model` with each field read from the attribute of the same name on `source` (a model
     instance, say), except the fields given in `computed`."""
-    fields = {name: getattr(source, name) for name in model.model_fields if name not in computed}
-    return model(**fields, **computed)
+    if not computed:
+        return model.model_validate(source, from_attributes=True)  # read by pydantic-core
+    copied = {name: getattr(source, name) for name in _copied(model, frozenset(computed))}
+    return model(**copied, **computed)
+
+
+@cache
+def _copied(model: type[Output], computed: frozenset[str]) -> tuple[str, ...]:
+    # Worked out once per model: presenters run for every row of every list.
+    return tuple(name for name in model.model_fields if name not in computed)
 
 
 def project_out(project: Project) -> ProjectOut:
