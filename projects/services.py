@@ -162,13 +162,7 @@ def membership_add(caller: Caller, args: MembershipAddInput, note: AuditNote) ->
 
 @operation("membership_change", capability=Capability.MANAGE, input_model=MembershipChangeInput)
 def membership_change(caller: Caller, args: MembershipChangeInput, note: AuditNote) -> Membership:
-    note.target("membership", args.membership_id)
-    _lock_project(caller)
-    membership = _membership(caller, args.membership_id)
-    if privileged(membership.role) or privileged(args.role):
-        _require_owner(caller)
-    if membership.role == Role.OWNER and args.role != Role.OWNER:
-        _keep_an_owner(caller, membership)
+    membership = _membership_leaving_its_role(caller, note, args.membership_id, args.role)
     membership.role = args.role
     membership.save(update_fields=["role", "updated_at"])
     sync_object_permissions(caller.project, membership.user)
@@ -177,13 +171,7 @@ def membership_change(caller: Caller, args: MembershipChangeInput, note: AuditNo
 
 @operation("membership_remove", capability=Capability.MANAGE, input_model=MembershipRemoveInput)
 def membership_remove(caller: Caller, args: MembershipRemoveInput, note: AuditNote) -> None:
-    note.target("membership", args.membership_id)
-    _lock_project(caller)
-    membership = _membership(caller, args.membership_id)
-    if privileged(membership.role):
-        _require_owner(caller)
-    if membership.role == Role.OWNER:
-        _keep_an_owner(caller, membership)
+    membership = _membership_leaving_its_role(caller, note, args.membership_id, None)
     user = membership.user
     membership.delete()
     sync_object_permissions(caller.project, user)
@@ -232,6 +220,22 @@ def repository_unbind(caller: Caller, args: RepositoryUnbindInput, note: AuditNo
         ProjectRepository.objects.filter(project=caller.project, pk=args.binding_id),
         missing="No such repository binding in this project.",
     )
+
+
+def _membership_leaving_its_role(
+    caller: Caller, note: AuditNote, membership_id: uuid.UUID, new_role: str | None
+) -> Membership:
+    """The membership about to take `new_role` (None: to end), read under the project's lock,
+    once the role rules allow it: only an owner moves anyone into or out of the admin and owner
+    roles, and the last owner stays."""
+    note.target("membership", membership_id)
+    _lock_project(caller)
+    membership = _membership(caller, membership_id)
+    if privileged(membership.role) or (new_role is not None and privileged(new_role)):
+        _require_owner(caller)
+    if membership.role == Role.OWNER and new_role != Role.OWNER:
+        _keep_an_owner(caller, membership)
+    return membership
 
 
 def _require_owner(caller: Caller) -> None:
