@@ -1,5 +1,6 @@
-"""The audit log's filters, declared once (django-filter): the web's list and exports read them
-from the URL, and the audit_list operation from its arguments.
+"""The audit log's filters, declared once (django-filter): the web's list and exports and the
+admin's audit list (projects.admin_audit_filters) read them from the URL, and the audit_list
+operation from its arguments.
 
 The form's values live in the URL, so a filtered view can be bookmarked, shared and paged, and
 exported as exactly the same set. Times are UTC (the form says so; datetime-local carries no

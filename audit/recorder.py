@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from audit import chain
 from audit.models import AuditEvent, Outcome
-from core.access import ActorType, Caller
+from core.access import ActorType, Caller, CredentialKind
 from core.database import unavailable_from
 from core.statements import insert_row
 
@@ -63,6 +63,19 @@ class SecurityContext:
     credential_kind: str = ""
     credential_fingerprint: str = ""
     extra_targets: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of_session(cls, person: Any, *, request_id: str, instance: str = "") -> SecurityContext:
+        """A signed-in person's (a Django user's) session."""
+        return cls(
+            actor_type=ActorType.USER,
+            actor_id=str(person.pk),
+            actor_label=person.get_username(),
+            user_id=int(person.pk),
+            request_id=request_id,
+            instance=instance,
+            credential_kind=CredentialKind.SESSION,
+        )
 
 
 def fingerprint(value: str) -> str:

@@ -3,7 +3,8 @@ MCP and REST send the same shapes."""
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import Any, TypeVar
 
 from continuity.models import Memory, StateVersion, Task, TaskStatus, WorkReceipt
 from continuity.outputs import (
@@ -11,6 +12,7 @@ from continuity.outputs import (
     LeaseOut,
     MemoryAckOut,
     MemoryOut,
+    Output,
     ProjectOut,
     ReceiptOut,
     RepositoryRefOut,
@@ -18,75 +20,59 @@ from continuity.outputs import (
     StateOut,
     TaskAckOut,
     TaskOut,
-    TestRunOut,
 )
 from continuity.readiness import split_ids
 from projects.models import Project
 
+OutputT = TypeVar("OutputT", bound=Output)
+
+
+def like_named(model: type[OutputT], source: object, **computed: Any) -> OutputT:
+    """`model` with each field read from the attribute of the same name on `source` (a model
+    instance, say), except the fields given in `computed`."""
+    if not computed:
+        return model.model_validate(source, from_attributes=True)  # read by pydantic-core
+    copied = {name: getattr(source, name) for name in _copied(model, frozenset(computed))}
+    return model(**copied, **computed)
+
+
+@cache
+def _copied(model: type[Output], computed: frozenset[str]) -> tuple[str, ...]:
+    # Worked out once per model: presenters run for every row of every list.
+    return tuple(name for name in model.model_fields if name not in computed)
+
 
 def project_out(project: Project) -> ProjectOut:
-    return ProjectOut(id=project.pk, slug=project.slug, name=project.name)
+    return like_named(ProjectOut, project)
 
 
 def memory_out(memory: Memory, superseded_by: Any) -> MemoryOut:
-    return MemoryOut(
-        id=memory.pk,
-        kind=memory.kind,
-        title=memory.title,
-        content=memory.content,
-        rationale=memory.rationale,
-        source=memory.source,
-        supersedes=memory.supersedes_id,
-        superseded_by=superseded_by,
-        author=memory.author,
-        created_at=memory.created_at,
+    return like_named(
+        MemoryOut, memory, supersedes=memory.supersedes_id, superseded_by=superseded_by
     )
 
 
 def search_hit_out(memory: Memory, preview: str) -> SearchHitOut:
     """A memory in a list or search results: its preview in place of its texts."""
-    return SearchHitOut(
-        id=memory.pk,
-        kind=memory.kind,
-        title=memory.title,
-        preview=preview,
-        supersedes=memory.supersedes_id,
-        created_at=memory.created_at,
-    )
+    return like_named(SearchHitOut, memory, preview=preview, supersedes=memory.supersedes_id)
 
 
 def memory_ack_out(memory: Memory) -> MemoryAckOut:
     """memory_add's result: what a retry must return unchanged (no content, no timestamps of
     later events)."""
-    return MemoryAckOut(
-        id=memory.pk,
-        kind=memory.kind,
-        title=memory.title,
-        supersedes=memory.supersedes_id,
-        created_at=memory.created_at,
-    )
+    return like_named(MemoryAckOut, memory, supersedes=memory.supersedes_id)
 
 
 def task_out(task: Task) -> TaskOut:
     """A task read through continuity.readiness.with_readiness (its dependencies and readiness
     come from that query's annotations)."""
-    return TaskOut(
-        id=task.pk,
-        title=task.title,
-        description=task.description,
-        status=task.status,
-        version=task.version,
-        next_step=task.next_step,
-        blockers=task.blockers,
-        handoff_note=task.handoff_note,
+    return like_named(
+        TaskOut,
+        task,
         repository_ref=repository_ref_out(task.repository_ref),
         blocked_by=split_ids(task.blocked_ids),  # type: ignore[attr-defined]
         ready=bool(task.ready),  # type: ignore[attr-defined]
         lease=lease_out(task),
-        created_by=task.created_by,
-        updated_by=task.updated_by,
-        created_at=task.created_at,
-        updated_at=task.updated_at,
     )
 
 
@@ -112,39 +98,16 @@ def repository_ref_out(ref: dict[str, Any] | None) -> RepositoryRefOut | None:
 
 def task_ack_out(task: Task) -> TaskAckOut:
     """task_create's result, replayed verbatim for a retry with the same key."""
-    return TaskAckOut(
-        id=task.pk,
-        title=task.title,
-        status=task.status,
-        version=task.version,
-        created_at=task.created_at,
-    )
+    return like_named(TaskAckOut, task)
 
 
 def receipt_out(receipt: WorkReceipt) -> ReceiptOut:
-    return ReceiptOut(
-        id=receipt.pk,
-        task_id=receipt.task_id,
-        session_ref=receipt.session_ref,
-        summary=receipt.summary,
-        tests=[TestRunOut(**run) for run in receipt.tests],
-        commits=receipt.commits,
-        next_step=receipt.next_step,
-        blockers=receipt.blockers,
-        task_version=receipt.task_version,
-        author=receipt.author,
-        created_at=receipt.created_at,
-    )
+    # Its tests are stored as {name, result} objects: TestRunOut checks each.
+    return like_named(ReceiptOut, receipt)
 
 
 def state_out(state: StateVersion) -> StateOut:
-    return StateOut(
-        agent=state.agent,
-        version=state.version,
-        body=state.body,
-        author=state.author,
-        created_at=state.created_at,
-    )
+    return like_named(StateOut, state)
 
 
 def test_tally(tests: list[dict[str, str]]) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""The one way to fetch a row of the caller's project by id: it is there, or it is `not_found`.
+"""The one way to fetch (or delete) a row of the caller's project: it is there, or it is
+`not_found`.
 
 A row of another project answers exactly like an id that does not exist, so existence never
 leaks across the tenant boundary (docs/architecture.md, "The tenancy rule").
@@ -26,3 +27,11 @@ def project_object(
     if found is None:
         raise NotFound(missing)
     return found
+
+
+def delete_found(rows: models.QuerySet[Any], *, missing: str) -> None:
+    """Delete `rows` (already narrowed to the caller's project), or NotFound(missing) when
+    there is none."""
+    deleted, _ = rows.delete()
+    if not deleted:
+        raise NotFound(missing)

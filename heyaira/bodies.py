@@ -23,7 +23,7 @@ import logging
 from dataclasses import dataclass
 
 from django.conf import settings
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from audit.models import Outcome
 from audit.noise import count_rejection
@@ -31,6 +31,7 @@ from audit.recorder import SecurityContext, record_security_event
 from core.errors import ValidationError
 from core.request_ids import request_id_from
 from runtime.orm import run_orm
+from runtime.replay import replayed
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ async def capped(app: ASGIApp, limit: int, scope: Scope, receive: Receive, send:
     if body is None:
         await _refuse(scope, send, limit)
         return
-    await app(_with_length(scope, len(body)), _replay(body, receive), send)
+    await app(_with_length(scope, len(body)), replayed(body, receive), send)
 
 
 async def _read_at_most(receive: Receive, limit: int) -> bytes | None:
@@ -100,20 +101,6 @@ async def _read_at_most(receive: Receive, limit: int) -> bytes | None:
         if not message.get("more_body", False):
             break
     return b"".join(chunks)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """The body already read, then the connection's own messages (a disconnect)."""
-    sent = False
-
-    async def replayed() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replayed
 
 
 def _with_length(scope: Scope, length: int) -> Scope:

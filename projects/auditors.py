@@ -14,6 +14,7 @@ from pydantic import StrictInt
 from audit.recorder import AuditNote
 from core.access import Caller, Capability
 from core.errors import NotFound, ValidationError
+from core.lookups import delete_found
 from core.operations import operation
 from core.validation import Input
 from projects.models import AuditorGrant
@@ -44,8 +45,7 @@ def auditor_grant(caller: Caller, args: AuditorInput, note: AuditNote) -> Audito
 @operation("auditor_revoke", capability=Capability.OWN, input_model=AuditorInput)
 def auditor_revoke(caller: Caller, args: AuditorInput, note: AuditNote) -> None:
     note.target("user", args.user_id)
-    removed, _ = AuditorGrant.objects.filter(
-        content_object=caller.project, user_id=args.user_id
-    ).delete()
-    if not removed:
-        raise NotFound("This person is not an auditor of this project.")
+    delete_found(
+        AuditorGrant.objects.filter(content_object=caller.project, user_id=args.user_id),
+        missing="This person is not an auditor of this project.",
+    )

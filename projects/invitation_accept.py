@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from audit.models import Outcome
 from audit.recorder import SecurityContext, record_security_event
-from core.access import ActorType, CredentialKind, Role, roles_grantable_by
+from core.access import CredentialKind, Role, roles_grantable_by
 from core.errors import HeyAiraError, ValidationError
 from projects.invitations import REFUSALS, InvitationUnusable, token_digest, unusable_reason
 from projects.models import Invitation, Membership, Project
@@ -40,13 +40,7 @@ def invitation_open(token: str, *, person: Any = None, request_id: str = "") -> 
     invitation = (
         Invitation.objects.select_related("project").filter(token_hash=token_digest(token)).first()
     )
-    if invitation is None:
-        raise InvitationUnusable("unknown")
-    reason = unusable_reason(invitation)
-    if reason is not None:
-        _refused(invitation, reason, person, request_id)
-        raise InvitationUnusable(reason, invitation)
-    return invitation
+    return _usable(invitation, person, request_id)
 
 
 def invitation_held(
@@ -59,13 +53,7 @@ def invitation_held(
         .filter(pk=invitation_id, token_hash=token_hash)
         .first()
     )
-    if invitation is None:
-        raise InvitationUnusable("unknown")
-    reason = unusable_reason(invitation)
-    if reason is not None:
-        _refused(invitation, reason, person, request_id)
-        raise InvitationUnusable(reason, invitation)
-    return invitation
+    return _usable(invitation, person, request_id)
 
 
 def invitation_accept(
@@ -189,6 +177,18 @@ def _new_account(account: NewAccount | None, email: str) -> Any:
         ) from None
 
 
+def _usable(invitation: Invitation | None, person: Any, request_id: str) -> Invitation:
+    """`invitation` if it can still be accepted; else InvitationUnusable (a known invitation's
+    refusal audited in its project)."""
+    if invitation is None:
+        raise InvitationUnusable("unknown")
+    reason = unusable_reason(invitation)
+    if reason is not None:
+        _refused(invitation, reason, person, request_id)
+        raise InvitationUnusable(reason, invitation)
+    return invitation
+
+
 def _context(person: Any, request_id: str) -> SecurityContext:
     if person is None:
         return SecurityContext(
@@ -196,14 +196,8 @@ def _context(person: Any, request_id: str) -> SecurityContext:
             instance=settings.HEYAIRA_INSTANCE,
             credential_kind=CredentialKind.SESSION,
         )
-    return SecurityContext(
-        actor_type=ActorType.USER,
-        actor_id=str(person.pk),
-        actor_label=person.get_username(),
-        user_id=int(person.pk),
-        request_id=request_id,
-        instance=settings.HEYAIRA_INSTANCE,
-        credential_kind=CredentialKind.SESSION,
+    return SecurityContext.of_session(
+        person, request_id=request_id, instance=settings.HEYAIRA_INSTANCE
     )
 
 

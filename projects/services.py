@@ -16,7 +16,7 @@ from audit.models import Outcome
 from audit.recorder import AuditNote, SecurityContext, record, record_security_event
 from core.access import ActorType, Caller, Capability, CredentialKind, Role, privileged
 from core.errors import Forbidden, HeyAiraError, NotFound, ValidationError
-from core.lookups import project_object
+from core.lookups import delete_found, project_object
 from core.operations import operation, parse_input
 from projects.callers import operator_caller, session_caller
 from projects.inputs import (
@@ -113,14 +113,7 @@ def _creator_context(
             request_id=request_id,
             credential_kind=CredentialKind.OPERATOR,
         )
-    return SecurityContext(
-        actor_type=ActorType.USER,
-        actor_id=str(by.pk),
-        actor_label=by.get_username(),
-        user_id=int(by.pk),
-        request_id=request_id,
-        credential_kind=CredentialKind.SESSION,
-    )
+    return SecurityContext.of_session(by, request_id=request_id)
 
 
 @operation("project_rename", capability=Capability.OWN, input_model=ProjectRenameInput)
@@ -174,13 +167,7 @@ def membership_add(caller: Caller, args: MembershipAddInput, note: AuditNote) ->
 
 @operation("membership_change", capability=Capability.MANAGE, input_model=MembershipChangeInput)
 def membership_change(caller: Caller, args: MembershipChangeInput, note: AuditNote) -> Membership:
-    note.target("membership", args.membership_id)
-    _lock_project(caller)
-    membership = _membership(caller, args.membership_id)
-    if privileged(membership.role) or privileged(args.role):
-        _require_owner(caller)
-    if membership.role == Role.OWNER and args.role != Role.OWNER:
-        _keep_an_owner(caller, membership)
+    membership = _membership_leaving_its_role(caller, note, args.membership_id, args.role)
     membership.role = args.role
     membership.save(update_fields=["role", "updated_at"])
     sync_object_permissions(caller.project, membership.user)
@@ -189,13 +176,7 @@ def membership_change(caller: Caller, args: MembershipChangeInput, note: AuditNo
 
 @operation("membership_remove", capability=Capability.MANAGE, input_model=MembershipRemoveInput)
 def membership_remove(caller: Caller, args: MembershipRemoveInput, note: AuditNote) -> None:
-    note.target("membership", args.membership_id)
-    _lock_project(caller)
-    membership = _membership(caller, args.membership_id)
-    if privileged(membership.role):
-        _require_owner(caller)
-    if membership.role == Role.OWNER:
-        _keep_an_owner(caller, membership)
+    membership = _membership_leaving_its_role(caller, note, args.membership_id, None)
     user = membership.user
     membership.delete()
     sync_object_permissions(caller.project, user)
@@ -240,11 +221,26 @@ def repository_bind(
 @operation("repository_unbind", capability=Capability.MANAGE, input_model=RepositoryUnbindInput)
 def repository_unbind(caller: Caller, args: RepositoryUnbindInput, note: AuditNote) -> None:
     note.target("repository_binding", args.binding_id)
-    deleted, _ = ProjectRepository.objects.filter(
-        project=caller.project, pk=args.binding_id
-    ).delete()
-    if not deleted:
-        raise NotFound("No such repository binding in this project.")
+    delete_found(
+        ProjectRepository.objects.filter(project=caller.project, pk=args.binding_id),
+        missing="No such repository binding in this project.",
+    )
+
+
+def _membership_leaving_its_role(
+    caller: Caller, note: AuditNote, membership_id: uuid.UUID, new_role: str | None
+) -> Membership:
+    """The membership about to take `new_role` (None: to end), read under the project's lock,
+    once the role rules allow it: only an owner moves anyone into or out of the admin and owner
+    roles, and the last owner stays."""
+    note.target("membership", membership_id)
+    _lock_project(caller)
+    membership = _membership(caller, membership_id)
+    if privileged(membership.role) or (new_role is not None and privileged(new_role)):
+        _require_owner(caller)
+    if membership.role == Role.OWNER and new_role != Role.OWNER:
+        _keep_an_owner(caller, membership)
+    return membership
 
 
 def _require_owner(caller: Caller) -> None:

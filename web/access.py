@@ -26,7 +26,7 @@ from django.http import Http404, HttpRequest, HttpResponseBase
 from audit.models import Outcome
 from audit.noise import count_event
 from audit.recorder import SecurityContext, record_security_event
-from core.access import ActorType, Caller, Capability, CredentialKind
+from core.access import Caller, Capability
 from projects.audit_log import audit_reader
 from projects.callers import session_caller
 from projects.models import Membership, Project
@@ -93,15 +93,8 @@ def audit_page_view(
 
 
 def _session_context(request: HttpRequest) -> SecurityContext:
-    user = signed_in(request)
-    return SecurityContext(
-        actor_type=ActorType.USER,
-        actor_id=str(user.pk),
-        actor_label=user.get_username(),
-        user_id=int(user.pk),
-        request_id=request_id(request),
-        instance=settings.HEYAIRA_INSTANCE,
-        credential_kind=CredentialKind.SESSION,
+    return SecurityContext.of_session(
+        signed_in(request), request_id=request_id(request), instance=settings.HEYAIRA_INSTANCE
     )
 
 

@@ -10,16 +10,12 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 
-from audit.models import Outcome
-from audit.recorder import AuditNote, record, record_after_failure
+from audit.recorder import AuditNote, record_after_failure
 from continuity.api.views import ApiView
-from continuity.bundle.export import bundle_lines, streamed
+from continuity.bundle_download import OPERATION, bundle_download
 from core.access import Caller, Capability
 from core.errors import HeyAiraError, ValidationError
 from core.stepup import require_scopes
-
-OPERATION = "project_export"
-CONTENT_TYPE = "application/x-ndjson"
 
 
 @extend_schema(exclude=True)
@@ -27,21 +23,7 @@ class ExportView(ApiView):
     def get(self, request: Request) -> StreamingHttpResponse:
         caller = self.caller(request)
         _allowed(caller, request)
-        # Recorded before the stream starts: the bundle holds its own export's event, and an
-        # export taken just after (project_export) gives the same bytes.
-        record(
-            caller,
-            OPERATION,
-            Outcome.SUCCESS,
-            target_type="project",
-            target_id=str(caller.project.pk),
-        )
-        response = StreamingHttpResponse(
-            streamed(bundle_lines(caller.project)), content_type=CONTENT_TYPE
-        )
-        name = f"heyaira-{caller.project.slug}.jsonl"
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
-        return response
+        return bundle_download(caller)
 
 
 def _allowed(caller: Caller, request: Request) -> None:

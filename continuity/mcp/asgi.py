@@ -40,6 +40,7 @@ from core.request_ids import request_id_from
 from core.stepup import InsufficientScope
 from identity import authn
 from runtime.orm import run_orm
+from runtime.replay import replayed
 
 JSON = "application/json"
 
@@ -97,7 +98,7 @@ class McpEndpoint:
         captured = _Captured()
         response = await self._dispatch(request, envelope, captured.send)
         if response is not None:
-            await response(request.scope, _replay(b""), captured.send)
+            await response(request.scope, replayed(b""), captured.send)
         return captured.body
 
     async def _dispatch(
@@ -107,7 +108,7 @@ class McpEndpoint:
         if unserved is not None:
             return _json(unserved.status, unserved.body())
         scope = {**request.scope, "headers": envelope.headers}
-        await self.manager.handle_request(scope, _replay(envelope.body), send)
+        await self.manager.handle_request(scope, replayed(envelope.body), send)
         return None
 
 
@@ -178,20 +179,6 @@ def _check_host_and_origin(request: Request) -> tuple[int, str] | None:
             # A browser page from another origin (DNS rebinding) must not reach the endpoint.
             return 403, "Origin not allowed."
     return None
-
-
-def _replay(body: bytes) -> Receive:
-    """A receive callable that hands the already-read body to the SDK."""
-    sent = False
-
-    async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return {"type": "http.disconnect"}
-
-    return receive
 
 
 def _trimmed(scope: Scope) -> Scope:

@@ -14,11 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
-import pydantic
 
 from continuity.catalog import OPERATIONS, OperationSpec
 from continuity.mcp import schemas
-from core.access import Capability
 from core.operations import Operation
 
 INSTRUCTIONS = (
@@ -56,46 +54,34 @@ INSTRUCTIONS = (
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """A row of the operation table (`spec`: its operation, input and output models), in MCP
+    wording."""
+
     spec: OperationSpec
     description: str
     title: str
-
-    @property
-    def operation(self) -> Operation[..., Any, Any]:
-        return self.spec.operation
-
-    @property
-    def input_model(self) -> type[pydantic.BaseModel]:
-        return self.spec.input_model
-
-    @property
-    def output_model(self) -> type[pydantic.BaseModel]:
-        return self.spec.output_model
 
     @property
     def name(self) -> str:
         return self.spec.name
 
     @property
-    def capability(self) -> Capability:
-        return self.operation.capability
-
-    @property
-    def read_only(self) -> bool:
-        return not self.operation.writes
+    def operation(self) -> Operation[..., Any, Any]:
+        return self.spec.operation
 
     def as_tool(self) -> types.Tool:
+        read_only = not self.spec.writes
         return types.Tool(
             name=self.name,
             title=self.title,
             description=self.description,
-            input_schema=schemas.input_schema(self.input_model),
-            output_schema=schemas.output_schema(self.output_model),
+            input_schema=schemas.input_schema(self.spec.input_model),
+            output_schema=schemas.output_schema(self.spec.output_model),
             annotations=types.ToolAnnotations(
-                read_only_hint=self.read_only,
+                read_only_hint=read_only,
                 destructive_hint=False,
                 # Retries are safe for reads, and for appends that carry an idempotency_key.
-                idempotent_hint=self.read_only,
+                idempotent_hint=read_only,
                 open_world_hint=False,
             ),
         )

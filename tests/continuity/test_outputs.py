@@ -32,7 +32,7 @@ from tests.factories import World, wc
 
 def fits(tool: str, result: dict[str, Any]) -> None:
     """Valid for the output model (strict, as JSON) and for the advertised schema."""
-    spec = TOOLS[tool]
+    spec = TOOLS[tool].spec
     spec.output_model.model_validate_json(json.dumps(result), strict=True)
     jsonschema.Draft202012Validator(
         output_schema(spec.output_model),

@@ -116,3 +116,43 @@ class TestAuditAdmin:
             event.save()
         with pytest.raises(TypeError):
             event.delete()
+
+
+@pytest.mark.django_db
+class TestAuditAdminFilters:
+    """The admin's audit list filters with the audit log's own filters (audit.filters)."""
+
+    def test_it_filters_by_the_audit_logs_filters(self, world: World, client: Client):
+        client.force_login(world.owner)
+        alpha = AuditEvent.objects.filter(project_id=world.alpha.pk)
+        operation = alpha.values_list("operation", flat=True).first()
+        assert operation is not None
+        response = client.get("/admin/audit/auditevent/", {"operation": operation})
+        assert response.status_code == 200
+        shown = {event.pk for event in response.context["cl"].result_list}
+        assert shown == set(alpha.filter(operation=operation).values_list("pk", flat=True))
+        assert response.context["cl"].has_active_filters
+        query = {"operation": operation, "_facets": "1"}
+        with_counts = client.get("/admin/audit/auditevent/", query)
+        assert with_counts.status_code == 200
+
+    def test_it_filters_by_actor_and_keeps_the_search(self, world: World, client: Client):
+        client.force_login(world.owner)
+        event = AuditEvent.objects.filter(project_id=world.alpha.pk).exclude(actor_label="")[0]
+        query = {"actor": event.actor_label, "q": event.operation}
+        response = client.get("/admin/audit/auditevent/", query)
+        assert response.status_code == 200
+        shown = list(response.context["cl"].result_list)
+        assert event in shown
+        assert {(e.actor_label, e.operation) for e in shown} == {
+            (event.actor_label, event.operation)
+        }
+        # The search stays in the filter form, as a hidden field.
+        assert f'name="q" value="{event.operation}"'.encode() in response.content
+
+    def test_it_shows_a_bad_value_as_the_forms_error(self, world: World, client: Client):
+        client.force_login(world.owner)
+        query = {"since": "2026-02-02T00:00", "until": "2026-01-01T00:00"}
+        response = client.get("/admin/audit/auditevent/", query)
+        assert response.status_code == 200
+        assert b"Must be later than the start." in response.content

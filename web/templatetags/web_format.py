@@ -18,32 +18,40 @@ register = template.Library()
 @register.filter
 def when(value: datetime | str | None) -> SafeString | str:
     """A model's datetime or a selector's RFC 3339 string, as `2026-12-01 11:40:03 UTC`."""
-    if value in (None, ""):
+    moment = _utc(value)
+    if moment is None:
         return "never"
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    assert isinstance(moment, datetime)
-    moment = moment.astimezone(UTC)
-    return format_html(
-        '<time datetime="{}">{}</time>',
-        moment.isoformat(timespec="seconds").replace("+00:00", "Z"),
-        moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
-    )
+    return format_html('<time datetime="{}">{}</time>', _rfc3339(moment), _seconds(moment))
 
 
 @register.filter
 def when_minute(value: datetime | str | None) -> SafeString | str:
     """Like `when`, to the minute (the full time is the element's title): for dense lists."""
-    if value in (None, ""):
+    moment = _utc(value)
+    if moment is None:
         return "never"
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    assert isinstance(moment, datetime)
-    moment = moment.astimezone(UTC)
     return format_html(
         '<time datetime="{}" title="{}">{}</time>',
-        moment.isoformat(timespec="seconds").replace("+00:00", "Z"),
-        moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        _rfc3339(moment),
+        _seconds(moment),
         moment.strftime("%Y-%m-%d %H:%M UTC"),
     )
+
+
+def _utc(value: datetime | str | None) -> datetime | None:
+    if value in (None, ""):
+        return None
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    assert isinstance(moment, datetime)
+    return moment.astimezone(UTC)
+
+
+def _rfc3339(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _seconds(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 @register.filter

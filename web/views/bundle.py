@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from typing import cast
 
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_safe
 
 from audit.models import Outcome
 from audit.recorder import record
-from continuity.bundle.export import bundle_lines, streamed
+from continuity.bundle_download import OPERATION, bundle_download
 from core.access import Capability
 from web.access import member_caller
 from web.views.common import person_page
-
-OPERATION = "project_export"
 
 
 @require_safe
@@ -32,12 +30,4 @@ def project_export(request: HttpRequest, slug: str) -> HttpResponse:
             error_code="forbidden",
         )
         raise Http404
-    record(
-        caller, OPERATION, Outcome.SUCCESS, target_type="project", target_id=str(caller.project.pk)
-    )
-    response = StreamingHttpResponse(
-        streamed(bundle_lines(caller.project)), content_type="application/x-ndjson"
-    )
-    name = f"heyaira-{caller.project.slug}.jsonl"
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return cast(HttpResponse, response)
+    return cast(HttpResponse, bundle_download(caller))

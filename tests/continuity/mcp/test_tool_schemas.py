@@ -181,7 +181,7 @@ def test_generated_arguments_get_a_result_or_a_pinned_error(
     mcp_world: McpWorld, known: dict[str, Any], name: str
 ):
     tools = {era: tool_list(mcp_world, era) for era in ERAS}
-    whole_schema = model_schema(TOOLS[name].input_model)
+    whole_schema = model_schema(TOOLS[name].spec.input_model)
     accepts = validator(whole_schema)
     advertised = {era: validator(tools[era][name]["inputSchema"]) for era in ERAS}
     generated = arguments_for(whole_schema)
