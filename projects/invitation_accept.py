@@ -89,7 +89,7 @@ def _accept(
     Project.objects.select_for_update().filter(pk=project.pk).first()
     now = timezone.now()
     invitation.refresh_from_db()
-    _check_usable(invitation, person, now)
+    _refuse_unless_acceptable(invitation, person, now)
     user = person if person is not None else _new_account(account, invitation.email)
     # compare-and-set: the link works once, whoever comes second
     claimed = Invitation.objects.filter(
@@ -115,9 +115,9 @@ def _accept(
     return membership
 
 
-def _check_usable(invitation: Invitation, person: Any, now: Any) -> None:
-    """The link still works, its inviter may still grant the role, and the person signed in
-    (if any) is not a member already."""
+def _refuse_unless_acceptable(invitation: Invitation, person: Any, now: Any) -> None:
+    """Checked again under the project's lock: the link still works, its inviter may still
+    grant the role, and the person signed in (if any) is not a member already."""
     reason = unusable_reason(invitation, now)
     if reason is not None:
         raise InvitationUnusable(reason, invitation)
