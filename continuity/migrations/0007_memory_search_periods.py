@@ -75,7 +75,8 @@ NEWEST = """
 # months, two newest years, and the whole project; the first of these that holds `wanted`
 # matches answers (each holds the ones before it). Each step reads the GIN index only: with
 # sequential and plain index scans off inside the function, whatever the planner estimates for
-# the words, the index the lookup can use is its only way. `lookup` never needs a recheck (no phrase, no
+# the words, the index the lookup can use is its only way. In UTC, as the periods are: a month
+# before the newest memory is then the previous UTC month. `lookup` never needs a recheck (no phrase, no
 # weight), so each row read is a candidate.
 CANDIDATES = """
     CREATE FUNCTION continuity_memory_search_candidates(
@@ -85,6 +86,7 @@ CANDIDATES = """
     LANGUAGE plpgsql STABLE
     SET enable_seqscan = off
     SET enable_indexscan = off
+    SET TimeZone = 'UTC'
     AS $$
     #variable_conflict use_column
     DECLARE
