@@ -7,16 +7,21 @@ Run by hand from the repository root (not by `make test`):
                                                             # then 1,000,000 x ~400 chars
     .venv/bin/python bench/search.py --database sqlite      # SQLite: 100,000 x ~400 chars
     .venv/bin/python bench/search.py --sizes 2000:16000,50000:400 --calls 10
+    .venv/bin/python bench/search.py --keep-database      # then, without loading again:
+    .venv/bin/python bench/search.py --reuse
 
 Each size is COUNT:CHARACTERS (memories, and their length before a +-25% variation, at most
-16,000). It creates a bench database (PostgreSQL: `heyaira_bench_search`, dropped at the end;
-SQLite: a temporary file), migrates it, sets up a project and an API key through the services
-(bench/fixtures.py), loads the memories (bench/search_fixtures.py: one INSERT ... SELECT over
-generate_series on PostgreSQL, executemany on SQLite) and starts the real server (uvicorn, one
-worker, DEBUG off) on 127.0.0.1. For each size and query it times --calls sequential calls
-after two untimed ones: GET /api/v1/memories/search and a JSON-RPC tools/call on /mcp, each
-on one keep-alive connection. Sizes are loaded cumulatively (the second size tops the project
-up). Every call must answer 200 without an error; the run stops at --time-limit.
+16,000). It creates a bench database (PostgreSQL: `heyaira_bench_search`, dropped at the end
+unless --keep-database; SQLite: a temporary file), migrates it, sets up a project and an API
+key through the services (bench/fixtures.py), loads the memories (bench/search_fixtures.py:
+one INSERT ... SELECT over generate_series on PostgreSQL, executemany on SQLite; each size's
+memories written evenly over the last three years, since the search reads the newest days,
+months and years first) and starts the real server (uvicorn, one worker, DEBUG off) on
+127.0.0.1. For each size and query it times --calls sequential calls after two untimed ones:
+GET /api/v1/memories/search and a JSON-RPC tools/call on /mcp, each on one keep-alive
+connection. Sizes are loaded cumulatively (the second size tops the project up). Every call
+must answer 200 without an error; timing one size stops at --time-limit. --reuse times the
+memories a kept PostgreSQL database holds, without creating or loading anything.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -172,27 +179,62 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--database", choices=("postgresql", "sqlite"), default="postgresql")
     parser.add_argument("--sizes", help="COUNT:CHARACTERS,...")
     parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--time-limit", type=float, default=3600, help="seconds, loads included")
+    parser.add_argument("--time-limit", type=float, default=3600, help="seconds of timing per size")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--db-name", default="heyaira_bench_search")
     parser.add_argument("--keep-database", action="store_true")
+    parser.add_argument(
+        "--reuse", action="store_true", help="time the kept PostgreSQL database as it is"
+    )
     args = parser.parse_args(argv)
+    if args.reuse and args.database != "postgresql":
+        parser.error("--reuse needs --database postgresql")
     if args.sizes is None:
         args.sizes = "10000:16000,1000000:400" if args.database == "postgresql" else "100000:400"
     return args
 
 
+def measure(
+    env: dict[str, str], api_key: str, label: str, args: argparse.Namespace, folder: str
+) -> None:
+    port = int(env["HEYAIRA_PUBLIC_URL"].rsplit(":", 1)[1])
+    server = start_server(env, port, Path(folder) / "server.log")
+    clients = Clients(server, api_key)
+    try:
+        rows = time_queries(clients, args.calls, time.monotonic() + args.time_limit)
+    finally:
+        clients.close()
+        stop_server(server)
+    print_rows(f"{label} (load average {load_average()})", rows)
+    if args.database == "postgresql":
+        print_plan(env, queries()["common word"])
+        print_plan(env, queries()["rare word"])
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+@contextmanager
+def kept_database(args: argparse.Namespace) -> Iterator[str]:
+    yield f"{args.postgres.rstrip('/')}/{args.db_name}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
-    deadline = time.monotonic() + args.time_limit
     sizes = [tuple(int(part) for part in size.split(":")) for size in args.sizes.split(",")]
     print(
         f"HeyAira search bench: {args.database}, uvicorn (1 worker, DEBUG off), {args.calls} calls"
     )
-    with bench_database(args) as database_url, tempfile.TemporaryDirectory() as folder:
-        port = free_port()
-        env = server_environment(database_url, port)
+    database = kept_database(args) if args.reuse else bench_database(args)
+    with database as database_url, tempfile.TemporaryDirectory() as folder:
+        env = server_environment(database_url, free_port())
         manage(env, "migrate", "--verbosity", "0")
+        if args.reuse:
+            issued = in_search_django(env, "issue_api_key", slug="bench", username="bench")
+            label = f"{issued['memories']:,} memories (reused database)"
+            measure(env, issued["api_key"], label, args, folder)
+            return 0
         api_key = in_django(env, "setup", username="bench", slug="bench", tasks=3, receipts=1)[
             "api_key"
         ]
@@ -203,19 +245,10 @@ def main(argv: list[str] | None = None) -> int:
             )
             loaded = count
             print(
-                f"\nloaded {done['memories']:,} more memories (~{characters:,} characters) "
-                f"in {done['seconds']} s"
+                f"\nloaded {done['memories']:,} more memories (~{characters:,} characters, "
+                f"written evenly over the last 3 years) in {done['seconds']} s"
             )
-            server = start_server(env, port, Path(folder) / "server.log")
-            clients = Clients(server, api_key)
-            try:
-                rows = time_queries(clients, args.calls, deadline)
-            finally:
-                clients.close()
-                stop_server(server)
-            print_rows(f"{count:,} memories", rows)
-            if args.database == "postgresql":
-                print_plan(env, queries()["common word"])
+            measure(env, api_key, f"{count:,} memories", args, folder)
     return 0
 
 

@@ -9,6 +9,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
@@ -17,13 +18,20 @@ from bench.fixtures import emit
 from bench.search_words import MARKED_RARE, SENTENCE_CHARACTERS, SKEW, VOCABULARY, vocabulary
 from continuity.models import Memory
 from continuity.selectors import memory_search
+from identity import authn
+from projects.api_keys import api_key_create
 from projects.callers import operator_caller
 from projects.models import Project
+
+# The memories' dates spread evenly over this span, newest now: each day, month and year of it
+# holds a realistic share of them (the search reads the newest periods first).
+SPAN = timedelta(days=3 * 365)
 
 
 def load(*, slug: str, count: int, characters: int) -> None:
     """`count` memories of about `characters` characters each (varied, at most 16,000) in the
-    project, in one INSERT ... SELECT on PostgreSQL, executemany on SQLite; emits the time."""
+    project, written evenly over the last SPAN, in one INSERT ... SELECT on PostgreSQL,
+    executemany on SQLite; emits the time."""
     started = time.monotonic()
     project = Project.objects.get(slug=slug)
     if connection.vendor == "postgresql":
@@ -59,7 +67,7 @@ def _load_postgresql(project: Project, count: int, characters: int) -> None:
                 CASE WHEN n %% 5 < 2 THEN 'decision' ELSE 'note' END,
                 left(body, 60), left(body, 16000),
                 CASE WHEN n %% 5 < 2 THEN 'because ' || left(body, 80) ELSE '' END,
-                '', 'bench', now() - n * interval '5 minutes'
+                '', 'bench', now() - n * %(step)s * interval '1 second'
             FROM (
                 SELECT g.n, (CASE WHEN g.n %% 2 = 0 THEN 'ipsum ' ELSE 'dolor ' END)
                     || (CASE WHEN g.n %% %(rare)s = 7 THEN 'kestrel ' ELSE '' END)
@@ -78,6 +86,7 @@ def _load_postgresql(project: Project, count: int, characters: int) -> None:
                 "pool": len(sentences),
                 "per": per,
                 "count": count,
+                "step": SPAN.total_seconds() / count,
             },
         )
         cursor.execute(index)
@@ -104,7 +113,7 @@ def _load_sqlite(project: Project, count: int, characters: int) -> None:
             drawn = per + (n % 3) * per // 4
             body += " ".join(words[int(VOCABULARY * rng.random() ** SKEW)] for _ in range(drawn))
             decision = n % 5 < 2
-            created = now - timedelta(minutes=5 * n)
+            created = now - n * SPAN / count
             batch.append(
                 (
                     uuid.uuid4().hex,
@@ -122,6 +131,19 @@ def _load_sqlite(project: Project, count: int, characters: int) -> None:
         if batch:
             cursor.executemany(insert, batch)
         cursor.execute("ANALYZE")
+
+
+def issue_api_key(*, slug: str, username: str) -> None:
+    """A new API key for the project's user (a bench run reusing a loaded database); emits it."""
+    project = Project.objects.get(slug=slug)
+    user = get_user_model().objects.get(username=username)
+    issued = api_key_create(
+        operator_caller(project, label="bench"),
+        user_id=user.pk,
+        label="bench",
+        scopes=list(authn.DEFAULT_SCOPES),
+    )
+    emit({"api_key": issued.secret, "memories": Memory.objects.filter(project=project).count()})
 
 
 def explain(*, slug: str, query: str) -> None:

@@ -46,9 +46,10 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 class Memory(models.Model):
     """An accepted decision (with rationale and source) or a durable note. Immutable.
 
-    Its full-text index lives beside the model, made by migration 0005: on PostgreSQL a stored
-    tsvector column (search_vector) with a GIN index on (project_id, search_vector), on SQLite
-    the FTS5 table continuity_memory_fts. Only memory_search's SQL reads them.
+    Its full-text index lives beside the model, made by migrations 0005 and 0007: on PostgreSQL
+    a stored tsvector column (search_vector: the words, and terms for the project, the kind and
+    the periods written in) with a GIN index, on SQLite the FTS5 table continuity_memory_fts.
+    Only memory_search's SQL reads them.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

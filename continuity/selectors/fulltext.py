@@ -1,10 +1,11 @@
 """memory_search's one SQL statement, on PostgreSQL (tsvector and GIN) and on SQLite (FTS5).
 
 Both read the full-text index for at most SEARCH_CANDIDATES matching memories of the project,
-rank those, and fetch the best `limit` rows: what a search costs depends on that bound, never
-on how many memories the project holds or how many match. When more match, the best of the
-first candidates the index yields are returned (SQLite yields the newest first; PostgreSQL in
-table order).
+the newest first, rank those, and fetch the best `limit` rows: what a search costs depends on
+that bound, not on how many memories the project holds or how many match. When more match,
+the best of the newest candidates are returned (SQLite reads matches by rowid, newest first;
+PostgreSQL looks the words up with the project's newest days, then months, then years, in
+table order within each: migration 0007).
 
 The terms come from continuity.search_terms, as parameters: no text is ever spliced into SQL
 or into a full-text query's syntax.
@@ -80,15 +81,24 @@ def _datetime(value: str) -> datetime:
 _POSTGRESQL = """
 WITH best AS (
     SELECT id, created_at, ts_rank(search_vector, {ranked}) AS rank
-    FROM continuity_memory_search_candidates({scope} && {lookup}, %s)
+    FROM continuity_memory_search_candidates(%s, {scope}{lookup}, %s)
     {exact}
     ORDER BY rank DESC, created_at DESC, id DESC
     LIMIT %s
 )
-SELECT m.id, m.kind, m.title, left(m.content, %s), m.supersedes_id, m.created_at
-FROM best JOIN continuity_memory m ON m.id = best.id AND m.project_id = %s
+SELECT m.id, m.kind, m.title, m.content_start, m.supersedes_id, m.created_at
+FROM best CROSS JOIN LATERAL (
+    SELECT m.id, m.kind, m.title, left(m.content, %s) AS content_start, m.supersedes_id,
+        m.created_at
+    FROM continuity_memory m WHERE m.id = best.id AND m.project_id = %s
+    OFFSET 0
+) m
 ORDER BY best.rank DESC, best.created_at DESC, best.id DESC
 """
+
+
+# The page is fetched row by row by primary key (OFFSET 0 keeps the lateral subquery a
+# parameterized lookup): joined, a generic plan of a small table could hash it with a scan.
 
 
 def _postgresql(
@@ -96,22 +106,23 @@ def _postgresql(
 ) -> tuple[str, Params]:
     """`lookup` is what the GIN index answers exactly, with no row to recheck: phrases become
     their words (the index knows no word order) and excluded phrases are left out. `scope`
-    names the project (and kind) by their terms in the vector (migration 0005). `exact` is the
-    query itself, checked on the candidates only. `ranked` is what ranks them."""
+    names the kind by its term in the vector (migration 0005); the candidates function names
+    the project and its newest periods (migration 0007). `exact` is the query itself, checked
+    on the candidates only. `ranked` is what ranks them."""
     lookup_sql, lookup_params = _tsquery(terms, exact=False)
     # Without phrases the lookup is the query: each candidate matches, and checking it again
     # would only decompress its vector once more.
     phrases = any(term.phrase for alternative in terms.alternatives for term in alternative)
     exact_sql, exact_params = _tsquery(terms, exact=True) if phrases else ("", [])
     ranked_sql, ranked_params = _ranked(terms)
-    scope = [f"project {project_id}"] + ([f"kind {kind}"] if kind else [])
+    scope = [f"kind {kind}"] if kind else []
     sql = _POSTGRESQL.format(
         ranked=ranked_sql,
         exact=f"WHERE search_vector @@ {exact_sql}" if phrases else "",
-        scope="(" + " && ".join(["tsquery(quote_literal(%s))"] * len(scope)) + ")",
+        scope="tsquery(quote_literal(%s)) && " if kind else "",
         lookup=lookup_sql,
     )
-    params: Params = [*ranked_params, *scope, *lookup_params, SEARCH_CANDIDATES]
+    params: Params = [*ranked_params, project_id, *scope, *lookup_params, SEARCH_CANDIDATES]
     params += [*exact_params, limit, PREVIEW_SOURCE_CHARACTERS, project_id]
     return sql, params
 
