@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("continuity", "0006_task_leases"),
+        ("continuity", "0007_memory_search_periods"),
     ]
 
     operations = [
