@@ -1,8 +1,10 @@
 """What the audit log can prove, for people and pages (the web UI reads these; keep them stable).
 
-- `chain_state(project_id)`: a chain's head (events, last hash, time), how far the last
-  `verify_audit` run verified it, and the last checkpoint taken (`audit_checkpoint`). Pass None
-  for the security chain (events that belong to no project). Three queries.
+- `chain_state(name)`: a chain's head (events, last hash, time), how far the last
+  `verify_audit` run verified it, and the last checkpoint taken (`audit_checkpoint`). A
+  project's live chain is `audit.chain.live_chain(project)`; the security chain (events that
+  belong to no project) is `audit.chain.SECURITY_CHAIN`. Three queries.
+- `project_chains(project)`: a project's chains, archived ones (an import's) first.
 - `event_proof(event)`: one event's place in its chain and whether its own hashes match its
   fields (no query; its neighbours are `verify_audit`'s business).
 - `take_checkpoints()`: every chain's head, stored as a checkpoint row and returned for printing.
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from uuid import UUID
+from typing import Any
+
+from django.db.models import Q
 
 from audit import chain
 from audit.models import AuditChainHead, AuditCheckpoint, AuditEvent, AuditVerification
@@ -67,8 +71,20 @@ class EventProof:
         return self.digest_matches and self.hash_matches
 
 
-def chain_state(project_id: UUID | str | None) -> ChainState:
-    name = chain.chain_of(project_id)
+def project_chains(project: Any) -> list[str]:
+    """Every chain of a project, in generation order: the archived ones an import brought and
+    its live one (audit.chain.chain_of)."""
+    first = chain.chain_of(project.pk)
+    names = AuditChainHead.objects.filter(
+        Q(chain=first) | Q(chain__startswith=f"{first}.")
+    ).values_list("chain", flat=True)
+    known = {name: chain.generation_of(name, project.pk) for name in names}
+    known[chain.live_chain(project)] = chain.generation_of(chain.live_chain(project), project.pk)
+    return sorted((name for name, g in known.items() if g is not None), key=lambda n: known[n] or 0)
+
+
+def chain_state(name: str) -> ChainState:
+    """One chain's state (a project's live chain: audit.chain.live_chain)."""
     head = AuditChainHead.objects.filter(chain=name).first()
     run = AuditVerification.objects.filter(chain=name).order_by("-ran_at", "-id").first()
     point = AuditCheckpoint.objects.filter(chain=name).order_by("-taken_at", "-id").first()

@@ -7,8 +7,10 @@ is written, and so is a record whose id another project holds (docs/bundle.md).
 
 The audit events are inserted in chain order with their own fields and digests; the database's
 trigger links them again, and since a link depends only on the fields, the position and the link
-before it, they get the very hashes they had: the source's chain, and its checkpoints, verify
-here. The import is the next event of that chain and names the bundle's digest.
+before it, they get the very hashes they had: the source's chains, and their checkpoints, verify
+here. They stay archived, as they are: the project's new events go to a new chain (the
+generation after the bundle's last, audit.chain.chain_of), which the import starts with an event
+naming the bundle's digest.
 """
 
 from __future__ import annotations
@@ -142,7 +144,11 @@ class _Loader:
         self.operator = operator
         self.project: Project | None = None
         self.pending: dict[type[models.Model], list[models.Model]] = {}
+        self.project_key = ""  # the project's id as the header names it
+        # The bundle's audit chains as they come: name -> (last position, last hash).
+        self.chains: dict[str, tuple[int, str]] = {}
         self.chain = ""
+        self.generation = 0
         self.last_seq = 0
         self.last_hash = ""
         self.users: list[AbstractBaseUser] = []
@@ -150,7 +156,7 @@ class _Loader:
 
     def run(self, reader: Reader) -> None:
         header = reader.read_header()
-        self.chain = audit_chain.chain_of(header.get("project", {}).get("id"))
+        self.project_key = audit_chain.chain_of(header.get("project", {}).get("id"))
         handlers = self._handlers()
         with times_as_given():
             for line in reader.records():
@@ -197,7 +203,13 @@ class _Loader:
                 "imported once, into an instance that does not hold its project (ids are "
                 "kept); nothing was imported"
             )
-        if AuditChainHead.objects.filter(chain=self.chain).exists():
+        first = audit_chain.chain_of(record["id"])
+        chains = AuditChainHead.objects.filter(
+            models.Q(chain=first) | models.Q(chain__startswith=f"{first}.")
+        )
+        if first != self.project_key:
+            raise ValueError("the project record is not the project the header names")
+        if chains.exists():
             raise BundleError(
                 f"this instance already holds the audit chain of project {record['id']} (it "
                 "was here before): ids are kept, so it cannot be imported again here"
@@ -340,10 +352,19 @@ class _Loader:
     def _audit_event(self, record: dict[str, Any]) -> None:
         """Checked against its own chain as it comes: the trigger will link it exactly so."""
         seq = int(record["seq"])
-        if record["chain"] != self.chain or record["chain"] != audit_chain.chain_of(
-            record["project_id"]
-        ):
-            raise ValueError("an audit event of another chain")
+        generation = audit_chain.generation_of(record["chain"], record["project_id"])
+        if generation is None or audit_chain.chain_of(record["project_id"]) != self.project_key:
+            raise ValueError("an audit event of another project's chain")
+        if record["chain"] != self.chain:
+            # The next of the project's chains (an earlier import's archived one came first).
+            if generation <= self.generation:
+                raise ValueError(f"audit chain {record['chain']} out of order")
+            self.chain, self.generation, self.last_seq, self.last_hash = (
+                record["chain"],
+                generation,
+                0,
+                "",
+            )
         if seq != self.last_seq + 1 or record["prev_hash"] != self.last_hash:
             raise ValueError(f"audit event {seq} does not follow event {self.last_seq}")
         fields = {name: record[name] for name in audit_chain.FIELDS}
@@ -353,6 +374,7 @@ class _Loader:
         ):
             raise ValueError(f"audit event {seq}: its hashes do not match its fields")
         self.last_seq, self.last_hash = seq, record["hash"]
+        self.chains[self.chain] = (seq, self.last_hash)
         fields["occurred_at"] = audit_chain.decode_time(fields["occurred_at"])
         event = AuditEvent(**fields, digest=record["digest"])
         if self.linked:
@@ -389,12 +411,7 @@ class _Loader:
         _check_one_project(project)
         # Foreign keys are checked at COMMIT; a dry run never gets there, so check them now.
         connection.check_constraints(table_names=[model._meta.db_table for model in TABLES])
-        if self.linked:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT audit_chain_adopt(%s)", [self.chain])
-        head = AuditChainHead.objects.filter(chain=self.chain).values_list("seq", "last_hash")
-        if self.last_seq and head.first() != (self.last_seq, self.last_hash):
-            raise BundleError("the audit chain did not link again as the bundle has it")
+        self._archive_chains(project)
         self._owners(project)
         for user in self.users:
             sync_object_permissions(project, user)
@@ -402,6 +419,22 @@ class _Loader:
         record(
             caller, OPERATION, Outcome.SUCCESS, target_type="bundle", target_id=self.report.digest
         )
+
+    def _archive_chains(self, project: Project) -> None:
+        """The bundle's chains, linked again here with the very hashes they had, stay as they
+        are; the project's new events go to the next generation's chain, which the import
+        event (below) starts."""
+        for name, last in self.chains.items():
+            if self.linked:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT audit_chain_adopt(%s)", [name])
+            head = AuditChainHead.objects.filter(chain=name).values_list("seq", "last_hash")
+            if head.first() != last:
+                raise BundleError(f"audit chain {name} did not link again as the bundle has it")
+        live = audit_chain.chain_of(project.pk, self.generation + 1)
+        # update(): the project's updated_at stays the bundle's.
+        Project.objects.filter(pk=project.pk).update(audit_chain=live)
+        project.audit_chain = live
 
     def _owners(self, project: Project) -> None:
         if self.owner is not None and self.owner not in {u.get_username() for u in self.users}:

@@ -17,6 +17,7 @@ from datetime import datetime
 from django.db.models import Q, QuerySet
 from pydantic import Field
 
+from audit.chain import live_chain
 from audit.filters import AuditEventFilter, filtered
 from audit.models import AuditEvent
 from audit.recorder import AuditNote
@@ -141,7 +142,7 @@ def audit_chain(caller: Caller, args: NoInput, note: AuditNote) -> ChainState:
     """The chain's state (audit.state): the list shows it even when its filters are refused,
     as it was before the refusal's own row."""
     note.target("project", caller.project.pk)
-    return chain_state(caller.project.pk)
+    return chain_state(live_chain(caller.project))
 
 
 @operation(
@@ -163,7 +164,7 @@ def audit_event_view(caller: Caller, args: AuditEventInput, note: AuditNote) -> 
     event = audit_event(caller.project, args.event_id)
     if event is None:
         raise NotFound()
-    return AuditEventView(event, event_proof(event), chain_state(caller.project.pk))
+    return AuditEventView(event, event_proof(event), chain_state(event.chain))
 
 
 @operation(

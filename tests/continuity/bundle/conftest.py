@@ -33,13 +33,17 @@ def vanish(project: Project) -> None:
     triggers.uninstall(connection)
     try:
         with connection.cursor() as cursor:
-            cursor.execute("DELETE FROM audit_auditevent WHERE chain = %s", [chain])
-            cursor.execute("DELETE FROM audit_auditchainhead WHERE chain = %s", [chain])
+            # Its first chain and the later ones of an imported project (audit.chain).
+            for table in ("audit_auditevent", "audit_auditchainhead"):
+                cursor.execute(
+                    f"DELETE FROM {table} WHERE chain = %s OR chain LIKE %s",  # noqa: S608
+                    [chain, f"{chain}.%"],
+                )
         Repository.objects.filter(bindings__isnull=True).delete()
     finally:
         triggers.install(connection)
-    assert not AuditEvent.objects.filter(chain=chain).exists()
-    assert not AuditChainHead.objects.filter(chain=chain).exists()
+    assert not AuditEvent.objects.filter(chain__startswith=chain).exists()
+    assert not AuditChainHead.objects.filter(chain__startswith=chain).exists()
 
 
 @pytest.fixture
