@@ -4,7 +4,8 @@
   `verify_audit` run verified it, and the last checkpoint taken (`audit_checkpoint`). A
   project's live chain is `audit.chain.live_chain(project)`; the security chain (events that
   belong to no project) is `audit.chain.SECURITY_CHAIN`. Three queries.
-- `project_chains(project)`: a project's chains, archived ones (an import's) first.
+- `project_chains(project)`: a project's chains, archived ones (an import's) first;
+  `project_ids(project)`: the project ids its events carry (an archive's, then its own).
 - `event_proof(event)`: one event's place in its chain and whether its own hashes match its
   fields (no query; its neighbours are `verify_audit`'s business).
 - `take_checkpoints()`: every chain's head, stored as a checkpoint row and returned for printing.
@@ -72,15 +73,29 @@ class EventProof:
 
 
 def project_chains(project: Any) -> list[str]:
-    """Every chain of a project, in generation order: the archived ones an import brought and
-    its live one (audit.chain.chain_of)."""
-    first = chain.chain_of(project.pk)
-    names = AuditChainHead.objects.filter(
-        Q(chain=first) | Q(chain__startswith=f"{first}.")
-    ).values_list("chain", flat=True)
-    known = {name: chain.generation_of(name, project.pk) for name in names}
-    known[chain.live_chain(project)] = chain.generation_of(chain.live_chain(project), project.pk)
-    return sorted((name for name, g in known.items() if g is not None), key=lambda n: known[n] or 0)
+    """Every chain of a project, in order: the archived ones an import brought (those of the
+    project it was imported into over REST, if it was, then its own, by generation) and its
+    live one (audit.chain.chain_of)."""
+    firsts = [chain.chain_of(key) for key in project_ids(project)]
+    wanted = Q()
+    for first in firsts:
+        wanted |= Q(chain=first) | Q(chain__startswith=f"{first}.")
+    names = set(AuditChainHead.objects.filter(wanted).values_list("chain", flat=True))
+    names.add(chain.live_chain(project))
+    order: dict[str, tuple[int, int]] = {}
+    for name in names:
+        for place, key in enumerate(project_ids(project)):
+            generation = chain.generation_of(name, key)
+            if generation is not None:
+                order[name] = (place, generation)
+    return sorted(order, key=order.__getitem__)
+
+
+def project_ids(project: Any) -> list[str]:
+    """The project ids a project's audit events carry: the project whose chains it holds
+    archived (audit_archive, when it holds another's), then its own."""
+    archive = str(getattr(project, "audit_archive", "") or "")
+    return [archive, str(project.pk)] if archive else [str(project.pk)]
 
 
 def chain_state(name: str) -> ChainState:

@@ -48,6 +48,14 @@ class ValidationError(HeyAiraError):
         self.fields = fields
 
 
+class ProjectNotEmpty(HeyAiraError):
+    """A bundle goes over REST only into a project that holds no records yet (`holds` names
+    what it holds)."""
+
+    code = "project_not_empty"
+    default_message = "The project holds records already."
+
+
 class WriteContextMismatch(HeyAiraError):
     code = "write_context_mismatch"
     default_message = (

@@ -18,6 +18,7 @@ from core.errors import (
     LeaseHeld,
     LeaseLost,
     NotFound,
+    ProjectNotEmpty,
     StaleVersion,
     Unauthenticated,
     Unavailable,
@@ -40,6 +41,7 @@ STATUS_BY_CODE: dict[str, int] = {
     Unavailable.code: 503,
     LeaseHeld.code: 409,
     LeaseLost.code: 409,
+    ProjectNotEmpty.code: 409,
 }
 
 

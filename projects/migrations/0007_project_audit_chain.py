@@ -1,5 +1,6 @@
 # A project's live audit chain, when it is not the one named by its id: an imported project
-# keeps its bundle's chains, archived, and writes to a new one (audit.chain.live_chain).
+# keeps its bundle's chains, archived, and writes to a new one (audit.chain.live_chain); a
+# project a bundle went into over REST names the project whose chains it holds archived.
 
 from django.db import migrations, models
 
@@ -10,6 +11,13 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(
+            model_name="project",
+            name="audit_archive",
+            field=models.CharField(
+                blank=True, db_default="", default="", editable=False, max_length=36
+            ),
+        ),
         migrations.AddField(
             model_name="project",
             name="audit_chain",

@@ -21,7 +21,7 @@ from audit.chain import live_chain
 from audit.filters import AuditEventFilter, filtered
 from audit.models import AuditEvent
 from audit.recorder import AuditNote
-from audit.state import ChainState, EventProof, chain_state, event_proof
+from audit.state import ChainState, EventProof, chain_state, event_proof, project_ids
 from continuity.inputs import NoInput
 from continuity.selectors.cursors import decode_cursor as decode_list_cursor
 from core.access import Caller, Capability
@@ -39,7 +39,7 @@ MORE_COUNTED = 10_000
 def filtered_events(project: Project, filters: AuditEventFilter) -> QuerySet[AuditEvent]:
     """Exactly the filtered set, newest first: the list pages through it and the exports
     stream it."""
-    return filtered(AuditEvent.objects.filter(project_id=project.pk), filters)
+    return filtered(AuditEvent.objects.filter(project_id__in=project_ids(project)), filters)
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _after(
 
 
 def audit_event(project: Project, event_id: uuid.UUID) -> AuditEvent | None:
-    return AuditEvent.objects.filter(project_id=project.pk, pk=event_id).first()
+    return AuditEvent.objects.filter(project_id__in=project_ids(project), pk=event_id).first()
 
 
 def encode_cursor(event: AuditEvent) -> str:
