@@ -50,9 +50,11 @@ class ValidationError(HeyAiraError):
 
 class ProjectNotEmpty(HeyAiraError):
     """A bundle goes over REST only into a project that holds no records yet (`holds` names
-    what it holds)."""
+    what it holds). POST /api/v1/import's own refusal, outside the pinned codes of the
+    operations (no MCP tool meets it): 409."""
 
     code = "project_not_empty"
+    status = 409
     default_message = "The project holds records already."
 
 

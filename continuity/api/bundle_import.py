@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.openapi import AutoSchema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -52,38 +52,64 @@ REPORT_SCHEMA: dict[str, Any] = {
 }
 
 
-def _error(description: str) -> OpenApiResponse:
-    return OpenApiResponse(response=ERROR_SCHEMA, description=description)
+def _error(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": ERROR_SCHEMA}}}
 
 
-@extend_schema(
-    operation_id="project_import",
-    summary="Import a bundle into this (empty) project",
-    description=(
+OPERATION_SCHEMA: dict[str, Any] = {
+    "operationId": OPERATION,
+    "summary": "Import a bundle into this (empty) project",
+    "description": (
         "The body is a project bundle as GET /api/v1/export writes it (JSON Lines, "
-        "docs/bundle.md). Its records go into the credential's own project, which must hold "
-        "no repository bindings, memories, tasks, receipts or running summaries yet; they keep "
-        "the bundle's ids, versions and times. Owners only, with continuity:write. All or "
-        "nothing: a refused bundle leaves nothing, and the refusal names its first bad line."
+        "docs/bundle.md); send its Content-Length. Its records go into the credential's own "
+        "project, which must hold no repository bindings, memories, tasks, dependencies, "
+        "receipts or running summaries yet; they keep the bundle's ids, versions and times. "
+        "Owners only, with continuity:write. All or nothing: a refused bundle leaves nothing, "
+        "and the refusal names its first bad line."
     ),
-    tags=["project"],
-    parameters=[
-        OpenApiParameter(
-            DRY_RUN, bool, OpenApiParameter.QUERY, description="Check and report; keep nothing."
-        )
+    "tags": ["import"],
+    "parameters": [
+        {
+            "name": DRY_RUN,
+            "in": "query",
+            "required": False,
+            "description": "true: check and report, keep nothing.",
+            "schema": {"type": "boolean"},
+        }
     ],
-    request={"application/x-ndjson": {"type": "string", "format": "binary"}},
-    responses={
-        201: OpenApiResponse(response=REPORT_SCHEMA, description="Imported"),
-        200: OpenApiResponse(response=REPORT_SCHEMA, description="A dry run's report"),
-        400: _error("validation_error: the bundle is refused (`fields.body` names the line)"),
-        401: _error("unauthenticated"),
-        403: _error("forbidden: not an owner, or the credential lacks continuity:write"),
-        409: _error("project_not_empty: the project holds records (`holds` says which)"),
-        413: _error("validation_error: the body is over HEYAIRA_MAX_BODY_BYTES_IMPORT"),
+    "requestBody": {
+        "required": True,
+        "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
     },
-)
+    "responses": {
+        "201": {
+            "description": "Imported",
+            "content": {"application/json": {"schema": REPORT_SCHEMA}},
+        },
+        "200": {
+            "description": "A dry run's report",
+            "content": {"application/json": {"schema": REPORT_SCHEMA}},
+        },
+        "400": _error("validation_error: the bundle is refused (`fields.body` names the line)"),
+        "401": _error("unauthenticated"),
+        "403": _error("forbidden: not an owner, or the credential lacks continuity:write"),
+        "409": _error("project_not_empty: the project holds records (`holds` says which)"),
+        "413": _error("validation_error: the body is over HEYAIRA_MAX_BODY_BYTES_IMPORT"),
+    },
+    "security": [{"bearer": []}],
+}
+
+
+class ImportSchema(AutoSchema):
+    """The import's one operation, as written above (its body is a file, not a model)."""
+
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        return OPERATION_SCHEMA
+
+
 class ImportView(ApiView):
+    schema = ImportSchema()
+
     def post(self, request: Request) -> Response:
         caller = self.caller(request)
         dry_run = _allowed(caller, request)

@@ -41,7 +41,6 @@ STATUS_BY_CODE: dict[str, int] = {
     Unavailable.code: 503,
     LeaseHeld.code: 409,
     LeaseLost.code: 409,
-    ProjectNotEmpty.code: 409,
 }
 
 
@@ -67,7 +66,7 @@ class UnsupportedMediaType(HeyAiraError):
 
 
 def status_for(error: HeyAiraError) -> int:
-    if isinstance(error, PreconditionRequired | UnsupportedMediaType):
+    if isinstance(error, PreconditionRequired | UnsupportedMediaType | ProjectNotEmpty):
         return error.status
     return STATUS_BY_CODE.get(error.code, 400)
 
