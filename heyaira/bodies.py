@@ -46,8 +46,9 @@ class BodyLimits:
     api: int
     oauth: int
     other: int
-    # POST /api/v1/import: a whole bundle, declared by its Content-Length (a chunked body is
-    # read here into memory up to its cap: send the length).
+    # POST /api/v1/import: a whole bundle, declared by its Content-Length (the server keeps
+    # it in a temporary file). A chunked body is read here, into memory, so it gets the API's
+    # cap: a bundle is sent with its length.
     bundle: int = 0
 
     @classmethod
@@ -60,10 +61,10 @@ class BodyLimits:
             bundle=settings.HEYAIRA_MAX_BODY_BYTES_IMPORT,
         )
 
-    def for_path(self, path: str) -> int:
+    def for_path(self, path: str, *, chunked: bool = False) -> int:
         if path == "/mcp":
             return self.mcp
-        if path == IMPORT_PATH and self.bundle:
+        if path == IMPORT_PATH and self.bundle and not chunked:
             return self.bundle
         if path.startswith("/api/"):
             return self.api
