@@ -27,6 +27,7 @@ def vanish(project: Project) -> None:
     """The project and its audit chain gone, as if the bundle went to another instance (an
     operator's database surgery: the audit triggers are lifted for it)."""
     chain = str(project.pk)
+    archive = project.audit_archive  # the chains of the project a bundle came from, if any
     # Superseded memories are PROTECTed: project_delete alone refuses such a project.
     Memory.objects.filter(project=project).update(supersedes=None)
     project_delete(operator_caller(project), confirm_slug=project.slug)
@@ -35,10 +36,11 @@ def vanish(project: Project) -> None:
         with connection.cursor() as cursor:
             # Its first chain and the later ones of an imported project (audit.chain).
             for table in ("audit_auditevent", "audit_auditchainhead"):
-                cursor.execute(
-                    f"DELETE FROM {table} WHERE chain = %s OR chain LIKE %s",  # noqa: S608
-                    [chain, f"{chain}.%"],
-                )
+                for first in filter(None, (chain, archive)):
+                    cursor.execute(
+                        f"DELETE FROM {table} WHERE chain = %s OR chain LIKE %s",  # noqa: S608
+                        [first, f"{first}.%"],
+                    )
         Repository.objects.filter(bindings__isnull=True).delete()
     finally:
         triggers.install(connection)

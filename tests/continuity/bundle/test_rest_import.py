@@ -164,3 +164,33 @@ def test_the_schema_describes_the_import(client: Client) -> None:
     assert operation["operationId"] == "project_import"
     assert "application/x-ndjson" in operation["requestBody"]["content"]
     assert {"201", "400", "403", "409", "413"} <= set(operation["responses"])
+
+
+def test_its_export_carries_both_projects_chains_and_goes_on_elsewhere(
+    small: World, moved, tmp_path
+) -> None:
+    bundle, source = moved
+    gamma = make_project("gamma", small.owner)
+    assert _post(gamma, small.owner, bundle).status_code == 201
+    again = export_bytes("gamma")
+    events = [json.loads(line) for line in again.splitlines()[1:-1]]
+    chains = [e["chain"] for e in events if e["record"] == "audit_event"]
+    firsts = [chains.index(name) for name in dict.fromkeys(chains)]
+    assert [chains[i] for i in firsts] == [chain.chain_of(source), chain.chain_of(gamma.pk)]
+
+    # project_import elsewhere keeps both chains archived and starts gamma's second.
+    gamma.refresh_from_db()
+    vanish(gamma)
+    path = tmp_path / "gamma.jsonl"
+    path.write_bytes(again)
+    call_command("project_import", str(path), stdout=io.StringIO())
+    there = Project.objects.get(slug="gamma")
+    assert there.audit_archive == str(source)
+    assert project_chains(there) == [
+        chain.chain_of(source),
+        chain.chain_of(gamma.pk),
+        chain.chain_of(gamma.pk, 2),
+    ]
+    out = io.StringIO()
+    call_command("verify_audit", "gamma", stdout=out)
+    assert out.getvalue().count(": ok, ") == 3
