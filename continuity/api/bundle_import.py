@@ -3,7 +3,8 @@
 A credential is bound to one project, and no endpoint takes a project from its input: so the
 bundle goes into the project the credential is for, which must hold no records yet (make a new
 project and a key for it to import into). Owners only. The records keep the bundle's ids,
-versions and times; the project keeps its own id, slug and name, and its audit chain goes on
+versions and times (no one is made a member: that is for people signed in, or operators); the
+project keeps its own id, slug and name, and its audit chain goes on
 with the import's event, while the bundle's project's chains are kept as they are, archived.
 All or nothing, in one transaction; every refusal is audited in the project's chain.
 
@@ -40,15 +41,17 @@ REPORT_SCHEMA: dict[str, Any] = {
         },
         "bundle": {"type": "string", "description": "The bundle's digest, sha256:<hex>."},
         "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
-        "members": {"type": "array", "items": {"type": "string"}},
-        "left_out": {
+        "not_added": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "The bundle's members with no user here, left out.",
+            "description": (
+                "The bundle's members: an import over REST adds no one (owners add members in "
+                "the admin)."
+            ),
         },
         "dry_run": {"type": "boolean"},
     },
-    "required": ["project", "bundle", "counts", "members", "left_out", "dry_run"],
+    "required": ["project", "bundle", "counts", "not_added", "dry_run"],
 }
 
 
@@ -147,7 +150,6 @@ def _answer(report: ImportReport) -> dict[str, Any]:
         "project": {"id": report.project_id, "slug": report.slug},
         "bundle": report.digest,
         "counts": report.counts,
-        "members": report.members,
-        "left_out": report.left_out,
+        "not_added": report.not_added,
         "dry_run": report.dry_run,
     }

@@ -57,6 +57,7 @@ class ImportReport:
     counts: dict[str, int] = field(default_factory=dict)
     members: list[str] = field(default_factory=list)  # "username (role)" matched here
     left_out: list[str] = field(default_factory=list)  # memberships whose user is not here
+    not_added: list[str] = field(default_factory=list)  # memberships an import over REST skips
     dry_run: bool = False
 
     def lines(self) -> Iterator[str]:
@@ -206,7 +207,6 @@ class _Loader:
         self.last_seq = 0
         self.last_hash = ""
         self.users: list[AbstractBaseUser] = []
-        self.members: set[Any] = set()  # users who are members of the project already
         self.linked = connection.vendor == "postgresql"
 
     def run(self, reader: Reader) -> None:
@@ -302,9 +302,6 @@ class _Loader:
                 holds=["audit chains"],
             )
         self.project = project
-        self.members = set(
-            Membership.objects.filter(project=project).values_list("user_id", flat=True)
-        )
         self.report.project_id, self.report.slug = str(project.pk), project.slug
 
     def _repository(self, record: dict[str, Any]) -> None:
@@ -334,13 +331,16 @@ class _Loader:
         )
 
     def _membership(self, record: dict[str, Any]) -> None:
-        user = _user_for(record["username"], record["email"])
         who = f"{record['username']} <{record['email']}> ({record['role']})"
+        if self.caller is not None:
+            # Over REST no one is made a member, and no user is looked up: membership is
+            # administration, for people signed in (the admin) or operators, and the answer
+            # would tell a key's holder which users this instance has.
+            self.report.not_added.append(who)
+            return
+        user = _user_for(record["username"], record["email"])
         if user is None:
             self.report.left_out.append(who)
-            return
-        if user.pk in self.members:  # a member of the project imported into keeps their role
-            self.report.members.append(f"{user.get_username()} (already a member)")
             return
         role = Role(record["role"])
         if self.owner is not None and user.get_username() == self.owner:

@@ -38,7 +38,7 @@ def test_an_owner_imports_a_bundle_into_an_empty_project(
     digest = json.loads(bundle.read_bytes().splitlines()[-1])["digest"]
     assert f"imported bundle {digest} into project {seat.slug}" in done.stdout
     assert "  memory: 10" in done.stdout
-    assert "left out (no such user here): olivia" in done.stdout
+    assert "member not added (add members in the admin): olivia" in done.stdout
 
     verified = seat.server.manage("verify_audit", seat.slug)
     assert f"{world.alpha.pk}: ok, " in verified  # the bundle's chain, archived

@@ -317,10 +317,8 @@ def cmd_import(options: argparse.Namespace) -> None:
     print(f"{verb} bundle {report.get('bundle')} into project {project.get('slug')}")
     for name, count in report.get("counts", {}).items():
         print(f"  {name}: {count}")
-    for member in report.get("members", []):
-        print(f"  member: {member}")
-    for member in report.get("left_out", []):
-        print(f"  left out (no such user here): {member}")
+    for member in report.get("not_added", []):
+        print(f"  member not added (add members in the admin): {member}")
 
 
 def cmd_hook_claude_code(options: argparse.Namespace) -> None:

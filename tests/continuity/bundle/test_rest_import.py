@@ -21,7 +21,7 @@ from continuity.models import Memory, Task
 from core.access import Role
 from projects.api_keys import api_key_create
 from projects.callers import operator_caller
-from projects.models import Project
+from projects.models import Membership, Project
 from tests.continuity.bundle.conftest import export_bytes, vanish
 from tests.continuity.helpers import add_note
 from tests.factories import World, add_member, make_project
@@ -74,6 +74,10 @@ def test_an_owner_imports_into_an_empty_project(small: World, moved) -> None:
         == memories
     )
     assert Task.objects.filter(project=gamma).count() == report["counts"]["task"]
+    # No one is made a member over REST, though the bundle's members are users here.
+    assert len(report["not_added"]) == report["counts"]["membership"] == 4
+    members = Membership.objects.filter(project=gamma).values_list("user__username", flat=True)
+    assert list(members) == ["olivia"]
 
     gamma.refresh_from_db()
     assert gamma.audit_archive == str(source)
