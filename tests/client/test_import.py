@@ -72,7 +72,7 @@ def test_a_tampered_bundle_is_refused_naming_the_line(
 ) -> None:
     seat.saved(home)
     lines = bundle.read_bytes().splitlines(keepends=True)
-    number = next(i for i, line in enumerate(lines, 1) if b'"record":"memory"' in line)
+    number = next(i for i, line in enumerate(lines, 1) if b'"kind":"note"' in line)
     lines[number - 1] = lines[number - 1].replace(b'"kind":"note"', b'"kind":"nope"', 1)
     tampered = tmp_path / "tampered.jsonl"
     tampered.write_bytes(b"".join(lines))
