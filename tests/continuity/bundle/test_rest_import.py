@@ -108,6 +108,21 @@ def test_an_owner_imports_into_an_empty_project(small: World, moved) -> None:
     assert ("rejected", "project_not_empty") in _rejections(gamma)
 
 
+def test_the_same_bundle_into_a_second_empty_project_is_refused(small: World, moved) -> None:
+    bundle, source = moved
+    gamma = make_project("gamma", small.owner)
+    assert _post(gamma, small.owner, bundle).status_code == 201
+    events = AuditEvent.objects.filter(project_id=source).count()
+    delta = make_project("delta", small.owner)
+    answer = _post(delta, small.owner, bundle)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == "validation_error"
+    assert "already" in answer.json()["error"]["fields"]["body"]
+    assert not Memory.objects.filter(project=delta).exists()
+    assert AuditEvent.objects.filter(project_id=source).count() == events
+    assert _rejections(delta) == [("rejected", "validation_error")]
+
+
 def test_a_project_with_records_is_refused_before_reading_the_bundle(small: World, moved) -> None:
     bundle, _ = moved
     delta = make_project("delta", small.owner)
