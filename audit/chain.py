@@ -27,7 +27,7 @@ ENCODING_VERSION = 1
 SECURITY_CHAIN = "security"
 
 # The event's own fields, covered by its digest. The chain fields (chain position, hashes)
-# are covered through `hash`; `chain` is derived from project_id and covered too.
+# are covered through `hash`; `chain` (one of its project's chains, below) is covered too.
 FIELDS: tuple[str, ...] = (
     "id",
     "occurred_at",
@@ -52,9 +52,35 @@ FIELDS: tuple[str, ...] = (
 CHAIN_FIELDS: tuple[str, ...] = ("seq", "prev_hash", "digest", "hash")
 
 
-def chain_of(project_id: object) -> str:
-    """The chain an event belongs to: its project's id, or the security chain."""
-    return SECURITY_CHAIN if project_id in (None, "") else str(uuid.UUID(str(project_id)))
+def chain_of(project_id: object, generation: int = 1) -> str:
+    """A chain of a project, or the security chain (no project). A project's first chain is
+    named by its id; an imported project keeps the chains its bundle brought (archived: their
+    hashes cover their names) and writes to a new one, `<id>.<generation>` (the generation after
+    the bundle's last)."""
+    if project_id in (None, ""):
+        return SECURITY_CHAIN
+    name = str(uuid.UUID(str(project_id)))
+    return name if generation == 1 else f"{name}.{generation}"
+
+
+def generation_of(name: str, project_id: object) -> int | None:
+    """Which of its project's chains `name` is (1 for the first), or None when it is none of
+    them: an event's chain must be one of its project's."""
+    first = chain_of(project_id)
+    if name == first:
+        return 1
+    if first == SECURITY_CHAIN:
+        return None
+    base, _, number = name.rpartition(".")
+    if base != first or not number.isdigit() or str(int(number)) != number or int(number) < 2:
+        return None
+    return int(number)
+
+
+def live_chain(project: Any) -> str:
+    """The chain a project's new events go to: its `audit_chain` when it names one (an imported
+    project), else its first chain (its id)."""
+    return str(getattr(project, "audit_chain", "") or "") or chain_of(project.pk)
 
 
 def encode_time(value: dt.datetime) -> str:

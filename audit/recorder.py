@@ -29,7 +29,8 @@ logger = logging.getLogger(__name__)
 
 
 class Identified(Protocol):
-    """A project as the audit log sees it: an id (the audit app imports no other app)."""
+    """A project as the audit log sees it: an id, and maybe an `audit_chain` naming its live
+    chain (audit.chain.live_chain; the audit app imports no other app)."""
 
     @property
     def pk(self) -> Any: ...
@@ -164,6 +165,8 @@ def _security_fields(
         "resource": context.resource,
         "instance": context.instance,
         "project_id": project.pk if project is not None else None,
+        # The project's live chain (an imported project's is not named by its id alone).
+        "chain": chain.live_chain(project) if project is not None else chain.SECURITY_CHAIN,
         "operation": operation,
         "target_type": target_type,
         "target_id": target_id,
@@ -240,7 +243,8 @@ _this_thread = threading.local()
 def _event(fields: dict[str, Any]) -> AuditEvent:
     """The row to insert: its chain and the digest of its fields (audit.chain); the database
     trigger gives it its place in the chain."""
-    fields = {"id": uuid.uuid4(), **fields, "chain": chain.chain_of(fields.get("project_id"))}
+    name = fields.get("chain") or chain.chain_of(fields.get("project_id"))
+    fields = {"id": uuid.uuid4(), **fields, "chain": name}
     return AuditEvent(**fields, digest=chain.digest(fields))
 
 

@@ -1,8 +1,11 @@
 """What the audit log can prove, for people and pages (the web UI reads these; keep them stable).
 
-- `chain_state(project_id)`: a chain's head (events, last hash, time), how far the last
-  `verify_audit` run verified it, and the last checkpoint taken (`audit_checkpoint`). Pass None
-  for the security chain (events that belong to no project). Three queries.
+- `chain_state(name)`: a chain's head (events, last hash, time), how far the last
+  `verify_audit` run verified it, and the last checkpoint taken (`audit_checkpoint`). A
+  project's live chain is `audit.chain.live_chain(project)`; the security chain (events that
+  belong to no project) is `audit.chain.SECURITY_CHAIN`. Three queries.
+- `project_chains(project)`: a project's chains, archived ones (an import's) first;
+  `project_ids(project)`: the project ids its events carry (an archive's, then its own).
 - `event_proof(event)`: one event's place in its chain and whether its own hashes match its
   fields (no query; its neighbours are `verify_audit`'s business).
 - `take_checkpoints()`: every chain's head, stored as a checkpoint row and returned for printing.
@@ -12,7 +15,9 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from uuid import UUID
+from typing import Any
+
+from django.db.models import Q
 
 from audit import chain
 from audit.models import AuditChainHead, AuditCheckpoint, AuditEvent, AuditVerification
@@ -67,8 +72,34 @@ class EventProof:
         return self.digest_matches and self.hash_matches
 
 
-def chain_state(project_id: UUID | str | None) -> ChainState:
-    name = chain.chain_of(project_id)
+def project_chains(project: Any) -> list[str]:
+    """Every chain of a project, in order: the archived ones an import brought (those of the
+    project it was imported into over REST, if it was, then its own, by generation) and its
+    live one (audit.chain.chain_of)."""
+    firsts = [chain.chain_of(key) for key in project_ids(project)]
+    wanted = Q()
+    for first in firsts:
+        wanted |= Q(chain=first) | Q(chain__startswith=f"{first}.")
+    names = set(AuditChainHead.objects.filter(wanted).values_list("chain", flat=True))
+    names.add(chain.live_chain(project))
+    order: dict[str, tuple[int, int]] = {}
+    for name in names:
+        for place, key in enumerate(project_ids(project)):
+            generation = chain.generation_of(name, key)
+            if generation is not None:
+                order[name] = (place, generation)
+    return sorted(order, key=order.__getitem__)
+
+
+def project_ids(project: Any) -> list[str]:
+    """The project ids a project's audit events carry: the project whose chains it holds
+    archived (audit_archive, when it holds another's), then its own."""
+    archive = str(getattr(project, "audit_archive", "") or "")
+    return [archive, str(project.pk)] if archive else [str(project.pk)]
+
+
+def chain_state(name: str) -> ChainState:
+    """One chain's state (a project's live chain: audit.chain.live_chain)."""
     head = AuditChainHead.objects.filter(chain=name).first()
     run = AuditVerification.objects.filter(chain=name).order_by("-ran_at", "-id").first()
     point = AuditCheckpoint.objects.filter(chain=name).order_by("-taken_at", "-id").first()

@@ -48,6 +48,16 @@ class ValidationError(HeyAiraError):
         self.fields = fields
 
 
+class ProjectNotEmpty(HeyAiraError):
+    """A bundle goes over REST only into a project that holds no records yet (`holds` names
+    what it holds). POST /api/v1/import's own refusal, outside the pinned codes of the
+    operations (no MCP tool meets it): 409."""
+
+    code = "project_not_empty"
+    status = 409
+    default_message = "The project holds records already."
+
+
 class WriteContextMismatch(HeyAiraError):
     code = "write_context_mismatch"
     default_message = (

@@ -51,7 +51,8 @@ class HeyAiraApplication:
         if scope["type"] in ("http", "websocket") and settings.HEYAIRA_TRUSTED_PROXIES:
             scope = _with_client_address(scope)
         if scope["type"] == "http":
-            limit = self.body_limits.for_path(scope["path"])
+            chunked = any(name.lower() == b"transfer-encoding" for name, _ in scope["headers"])
+            limit = self.body_limits.for_path(scope["path"], chunked=chunked)
             await capped(self._serve, limit, scope, receive, send)
         elif scope["type"] == "lifespan":
             await self._lifespan(receive, send)

@@ -1,7 +1,8 @@
 """Request bodies capped before anything reads them or anyone is authenticated.
 
 The ASGI application runs every HTTP request through `capped` first. Each class of path has its
-cap (settings HEYAIRA_MAX_BODY_BYTES_*: /mcp, the REST API, OAuth, everything else):
+cap (settings HEYAIRA_MAX_BODY_BYTES_*: /mcp, the REST API, a bundle's import
+(/api/v1/import), OAuth, everything else):
 
 - a declared `Content-Length` over the cap is answered 413 at once, without reading a byte (the
   server closes the connection rather than read the rest);
@@ -36,6 +37,7 @@ from runtime.replay import replayed
 logger = logging.getLogger(__name__)
 
 OPERATION = "request_body"
+IMPORT_PATH = "/api/v1/import"
 REASON = "body_too_large"
 
 
@@ -45,6 +47,10 @@ class BodyLimits:
     api: int
     oauth: int
     other: int
+    # POST /api/v1/import: a whole bundle, declared by its Content-Length (the server keeps
+    # it in a temporary file). A chunked body is read here, into memory, so it gets the API's
+    # cap: a bundle is sent with its length.
+    bundle: int = 0
 
     @classmethod
     def from_settings(cls) -> BodyLimits:
@@ -53,11 +59,14 @@ class BodyLimits:
             api=settings.HEYAIRA_MAX_BODY_BYTES_API,
             oauth=settings.HEYAIRA_MAX_BODY_BYTES_OAUTH,
             other=settings.HEYAIRA_MAX_BODY_BYTES_OTHER,
+            bundle=settings.HEYAIRA_MAX_BODY_BYTES_IMPORT,
         )
 
-    def for_path(self, path: str) -> int:
+    def for_path(self, path: str, *, chunked: bool = False) -> int:
         if path == "/mcp":
             return self.mcp
+        if path == IMPORT_PATH and self.bundle and not chunked:
+            return self.bundle
         if path.startswith("/api/"):
             return self.api
         if path.startswith("/oauth/"):

@@ -94,6 +94,8 @@ _MiB, _KiB = 1024 * 1024, 1024
 HEYAIRA_MAX_BODY_BYTES_MCP = env_int("HEYAIRA_MAX_BODY_BYTES_MCP", _MiB, minimum=_KiB, maximum=_MiB)
 HEYAIRA_MAX_BODY_BYTES_API = env_int("HEYAIRA_MAX_BODY_BYTES_API", _MiB, minimum=_KiB)
 HEYAIRA_MAX_BODY_BYTES_OAUTH = env_int("HEYAIRA_MAX_BODY_BYTES_OAUTH", 16 * _KiB, minimum=_KiB)
+# POST /api/v1/import takes a whole project's bundle (read from a temporary file, line by line).
+HEYAIRA_MAX_BODY_BYTES_IMPORT = env_int("HEYAIRA_MAX_BODY_BYTES_IMPORT", 1024 * _MiB, minimum=_KiB)
 HEYAIRA_MAX_BODY_BYTES_OTHER = env_int("HEYAIRA_MAX_BODY_BYTES_OTHER", 64 * _KiB, minimum=_KiB)
 # Per-client limits and counts key by the client's network (core.networks): the address for
 # IPv4, this prefix of it for IPv6 (a host is usually given a /64 and may use all of it).

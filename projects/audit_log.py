@@ -14,6 +14,7 @@ from django.db.models import Q, QuerySet
 from audit.filters import AuditEventFilter, filtered
 from audit.models import AuditEvent
 from audit.recorder import AuditNote
+from audit.state import project_ids
 from core.access import ROLE_CAPABILITIES, Caller, Capability
 from core.operations import operation
 from projects.callers import person_caller
@@ -77,5 +78,7 @@ def audit_list(caller: Caller, args: AuditListInput, note: AuditNote) -> dict[st
     """The newest audit events of the caller's project."""
     note.target("project", caller.project.pk)
     filters = AuditEventFilter(args.model_dump(include={"operation", "outcome"}, exclude_none=True))
-    events = filtered(AuditEvent.objects.filter(project_id=caller.project.pk), filters)
+    events = filtered(
+        AuditEvent.objects.filter(project_id__in=project_ids(caller.project)), filters
+    )
     return {"events": [event_json(e) for e in events[: args.limit]]}

@@ -33,6 +33,18 @@ class Project(models.Model):
         db_default=LEASE_DEFAULT_SECONDS,
         validators=[MinValueValidator(LEASE_MIN_SECONDS), MaxValueValidator(LEASE_MAX_SECONDS)],
     )
+    # The audit chain its new events go to (audit.chain.live_chain); empty: the chain named by
+    # its id. An imported project keeps its bundle's chains, archived, and starts a new one,
+    # `<id>.<generation>` (continuity.bundle.load).
+    # The project whose audit chains it holds archived when that is another project: a bundle
+    # imported into this project over REST (POST /api/v1/import) keeps its project's chains
+    # as they were. Empty: its archived chains, if any, are its own id's.
+    audit_archive = models.CharField(
+        max_length=36, blank=True, default="", db_default="", editable=False
+    )
+    audit_chain = models.CharField(
+        max_length=40, blank=True, default="", db_default="", editable=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

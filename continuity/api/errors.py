@@ -18,6 +18,7 @@ from core.errors import (
     LeaseHeld,
     LeaseLost,
     NotFound,
+    ProjectNotEmpty,
     StaleVersion,
     Unauthenticated,
     Unavailable,
@@ -65,7 +66,7 @@ class UnsupportedMediaType(HeyAiraError):
 
 
 def status_for(error: HeyAiraError) -> int:
-    if isinstance(error, PreconditionRequired | UnsupportedMediaType):
+    if isinstance(error, PreconditionRequired | UnsupportedMediaType | ProjectNotEmpty):
         return error.status
     return STATUS_BY_CODE.get(error.code, 400)
 

@@ -20,7 +20,7 @@ from drf_spectacular.plumbing import ComponentRegistry, ResolvedComponent
 from continuity.api import http
 from continuity.api.errors import STATUS_BY_CODE
 from continuity.api.routes import Route
-from core.errors import ERROR_CODES
+from core.errors import ERROR_CODES, ProjectNotEmpty
 from core.validation import PRINTABLE_ID_PATTERN
 
 REF = "#/components/schemas/{model}"
@@ -34,7 +34,14 @@ ERROR_SCHEMA: dict[str, Any] = {
             "type": "object",
             "description": "The same error object as an MCP tool error.",
             "properties": {
-                "code": {"enum": [*ERROR_CODES, "method_not_allowed", "unsupported_media_type"]},
+                "code": {
+                    "enum": [
+                        *ERROR_CODES,
+                        "method_not_allowed",
+                        "unsupported_media_type",
+                        ProjectNotEmpty.code,
+                    ]
+                },
                 "message": STRING,
                 "fields": {"type": "object", "additionalProperties": STRING},
                 "current_version": {"type": "integer"},

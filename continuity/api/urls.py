@@ -8,6 +8,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from continuity.api.bundle_import import ImportView
 from continuity.api.export import ExportView
 from continuity.api.routes import ROUTES, Route
 from continuity.api.views import OperationView
@@ -47,6 +48,7 @@ class DocsView(SpectacularSwaggerView):
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("v1/export", ExportView.as_view(), name="api-export"),
+    path("v1/import", ImportView.as_view(), name="api-import"),
     path("v1/", include(_patterns())),
     re_path(r"^v1/", no_such_path),
     path("schema/", SchemaView.as_view(), name="api-schema"),

@@ -12,9 +12,10 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Max, Sum
 
-from audit import chain as audit_chain
 from audit.models import AuditChainHead
+from audit.state import project_chains
 from continuity.bundle.format import FORMAT, VERSION, Writer, encode_time
 from continuity.bundle.records import AUDIT_EVENT, TYPES, audit_events
 from projects.models import Project
@@ -42,16 +43,16 @@ def bundle_lines(project: Project) -> Iterator[bytes]:
 
 
 def _header(project: Project) -> dict[str, Any]:
-    chain = audit_chain.chain_of(project.pk)
-    head = AuditChainHead.objects.filter(chain=chain).values_list("seq", "last_time").first()
+    heads = AuditChainHead.objects.filter(chain__in=project_chains(project))
+    head = heads.aggregate(events=Sum("seq"), newest=Max("last_time"))
     counts = {kind.name: kind.queryset(project).count() for kind in TYPES}
-    counts[AUDIT_EVENT] = head[0] if head else 0
+    counts[AUDIT_EVENT] = head["events"] or 0
     return {
         "format": FORMAT,
         "version": VERSION,
         "instance": settings.HEYAIRA_INSTANCE,
         "project": {"id": str(project.pk), "slug": project.slug, "name": project.name},
-        "as_of": encode_time(head[1] if head else project.updated_at),
+        "as_of": encode_time(head["newest"] or project.updated_at),
         "counts": counts,
     }
 

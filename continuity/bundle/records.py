@@ -15,9 +15,9 @@ from typing import Any
 
 from django.db.models import Model, QuerySet
 
-from audit import chain as audit_chain
 from audit.export import COLUMNS as AUDIT_COLUMNS
 from audit.export import chain_rows
+from audit.state import project_chains
 from continuity.bundle.format import encode_time
 from continuity.models import Memory, StateVersion, Task, TaskDependency, WorkReceipt
 from projects.models import Membership, Project, ProjectRepository
@@ -177,7 +177,9 @@ NAMES: tuple[str, ...] = (*(kind.name for kind in TYPES), AUDIT_EVENT)
 
 
 def audit_events(project: Project) -> Iterator[dict[str, Any]]:
-    """The project's audit chain from its first event, in chain order, canonically spelled:
-    exactly the fields its digests and hashes cover (audit.chain)."""
-    for row in chain_rows(audit_chain.chain_of(project.pk)):
-        yield {name: row[name] for name in AUDIT_COLUMNS}
+    """The project's audit chains, each from its first event, in chain order (archived chains
+    an import brought first, its live chain last: audit.state.project_chains), canonically
+    spelled: exactly the fields their digests and hashes cover (audit.chain)."""
+    for chain_name in project_chains(project):
+        for row in chain_rows(chain_name):
+            yield {name: row[name] for name in AUDIT_COLUMNS}

@@ -8,6 +8,7 @@ import io
 import pytest
 from django.core.management import call_command
 
+from audit.chain import SECURITY_CHAIN, live_chain
 from audit.models import AuditEvent
 from audit.state import chain_state, event_proof
 from tests.audit.helpers import sql, triggers_lifted
@@ -20,7 +21,7 @@ def test_a_chain_state_shows_its_head_verification_and_checkpoint(
 ):
     last = AuditEvent.objects.filter(project_id=world.alpha.pk).order_by("-seq").first()
     assert last is not None
-    fresh = chain_state(world.alpha.pk)
+    fresh = chain_state(live_chain(world.alpha))
     assert fresh.head is not None
     assert fresh.head.events == last.seq
     assert (fresh.head.last_hash, fresh.head.last_time) == (last.hash, last.occurred_at)
@@ -30,7 +31,7 @@ def test_a_chain_state_shows_its_head_verification_and_checkpoint(
     call_command("verify_audit", "alpha", stdout=io.StringIO())
     call_command("audit_checkpoint", stdout=io.StringIO())
     with django_assert_num_queries(3):
-        state = chain_state(world.alpha.pk)
+        state = chain_state(live_chain(world.alpha))
     assert state.verification is not None
     assert state.verification.ok
     assert state.verification.verified_seq == last.seq
@@ -40,7 +41,7 @@ def test_a_chain_state_shows_its_head_verification_and_checkpoint(
 
 @pytest.mark.django_db
 def test_the_security_chain_has_a_state_too():
-    state = chain_state(None)
+    state = chain_state(SECURITY_CHAIN)
     assert (state.chain, state.head) == ("security", None)
 
 

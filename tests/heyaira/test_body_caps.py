@@ -75,10 +75,15 @@ def test_each_path_class_has_its_cap_from_its_setting():
         HEYAIRA_MAX_BODY_BYTES_API=2000,
         HEYAIRA_MAX_BODY_BYTES_OAUTH=3000,
         HEYAIRA_MAX_BODY_BYTES_OTHER=4000,
+        HEYAIRA_MAX_BODY_BYTES_IMPORT=5000,
     ):
         limits = BodyLimits.from_settings()
     paths = ["/mcp", "/api/v1/tasks", "/oauth/token/", "/accounts/login/", "/admin/"]
     assert [limits.for_path(p) for p in paths] == [1000, 2000, 3000, 4000, 4000]
+    # A bundle's import has its own cap when it declares its length; chunked, it would be
+    # read into memory, so it gets the API's.
+    assert limits.for_path("/api/v1/import") == 5000
+    assert limits.for_path("/api/v1/import", chunked=True) == 2000
 
 
 def test_a_declared_length_over_the_cap_is_refused_before_any_read():

@@ -41,9 +41,9 @@ CROSS_PROJECT_INDEXES = {
     "audit_auditevent_occurred_at": "the audit log's retention and time range, all projects",
     "audit_request": "an operator finds a request's rows by its id, whatever the project",
     "memory_search_vector": "full-text (GIN) index: searched only together with project_id",
-    # A chain is one project's (named by its id: audit.chain.chain_of) or the project-less
-    # security chain, which leaves the distributed table on Citus (docs/scaling.md); there the
-    # position's key becomes (project_id, chain, seq).
+    # A chain is one project's (named by its id, or <id>.<generation> after an import:
+    # audit.chain.chain_of) or the project-less security chain, which leaves the distributed
+    # table on Citus (docs/scaling.md); there the position's key becomes (project_id, chain, seq).
     "audit_chain_position": "(chain, seq): the chain names its project",
 }
 

@@ -17,10 +17,11 @@ from datetime import datetime
 from django.db.models import Q, QuerySet
 from pydantic import Field
 
+from audit.chain import live_chain
 from audit.filters import AuditEventFilter, filtered
 from audit.models import AuditEvent
 from audit.recorder import AuditNote
-from audit.state import ChainState, EventProof, chain_state, event_proof
+from audit.state import ChainState, EventProof, chain_state, event_proof, project_ids
 from continuity.inputs import NoInput
 from continuity.selectors.cursors import decode_cursor as decode_list_cursor
 from core.access import Caller, Capability
@@ -38,7 +39,7 @@ MORE_COUNTED = 10_000
 def filtered_events(project: Project, filters: AuditEventFilter) -> QuerySet[AuditEvent]:
     """Exactly the filtered set, newest first: the list pages through it and the exports
     stream it."""
-    return filtered(AuditEvent.objects.filter(project_id=project.pk), filters)
+    return filtered(AuditEvent.objects.filter(project_id__in=project_ids(project)), filters)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def _after(
 
 
 def audit_event(project: Project, event_id: uuid.UUID) -> AuditEvent | None:
-    return AuditEvent.objects.filter(project_id=project.pk, pk=event_id).first()
+    return AuditEvent.objects.filter(project_id__in=project_ids(project), pk=event_id).first()
 
 
 def encode_cursor(event: AuditEvent) -> str:
@@ -141,7 +142,7 @@ def audit_chain(caller: Caller, args: NoInput, note: AuditNote) -> ChainState:
     """The chain's state (audit.state): the list shows it even when its filters are refused,
     as it was before the refusal's own row."""
     note.target("project", caller.project.pk)
-    return chain_state(caller.project.pk)
+    return chain_state(live_chain(caller.project))
 
 
 @operation(
@@ -163,7 +164,7 @@ def audit_event_view(caller: Caller, args: AuditEventInput, note: AuditNote) -> 
     event = audit_event(caller.project, args.event_id)
     if event is None:
         raise NotFound()
-    return AuditEventView(event, event_proof(event), chain_state(caller.project.pk))
+    return AuditEventView(event, event_proof(event), chain_state(event.chain))
 
 
 @operation(

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.apps import apps
 from django.core.management.base import CommandError, CommandParser
 
-from audit.chain import SECURITY_CHAIN, chain_of
+from audit.chain import SECURITY_CHAIN
+from audit.state import project_chains
 
 
 def add_chain_arguments(parser: CommandParser, *, required: bool) -> None:
@@ -17,16 +18,17 @@ def add_chain_arguments(parser: CommandParser, *, required: bool) -> None:
     )
 
 
-def chain_from(slug: str | None, security: bool) -> str | None:
-    """The chain named on the command line; None when neither a slug nor --security was given."""
+def chains_from(slug: str | None, security: bool) -> list[str] | None:
+    """The chains named on the command line (a project's: its archived chains, then its live
+    one); None when neither a slug nor --security was given."""
     if security:
         if slug:
             raise CommandError("give a project's slug or --security, not both")
-        return SECURITY_CHAIN
+        return [SECURITY_CHAIN]
     if not slug:
         return None
     # Looked up through the app registry: the audit app imports no other app.
     project = apps.get_model("projects", "Project").objects.filter(slug=slug).first()
     if project is None:
         raise CommandError(f"no project with the slug {slug!r}")
-    return chain_of(project.pk)
+    return project_chains(project)

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.export import export_csv, export_jsonl
-from audit.management.commands._chains import add_chain_arguments, chain_from
+from audit.management.commands._chains import add_chain_arguments, chains_from
 from audit.models import AuditEvent
 
 FORMATS = {"jsonl": export_jsonl, "csv": export_csv}
@@ -24,10 +24,11 @@ class Command(BaseCommand):
         parser.add_argument("--output", help="a file to write (default: standard output)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        name = chain_from(options["slug"], options["security"])
-        if name is None:
+        names = chains_from(options["slug"], options["security"])
+        if names is None:
             raise CommandError("name a project's slug, or --security")
-        lines = FORMATS[options["format"]](AuditEvent.objects.filter(chain=name), filtered=False)
+        events = AuditEvent.objects.filter(chain__in=names)
+        lines = FORMATS[options["format"]](events, filtered=False)
         if options["output"]:
             with open(options["output"], "w", encoding="utf-8", newline="") as out:
                 _write(out, lines)

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from audit.management.commands._chains import add_chain_arguments, chain_from
+from audit.management.commands._chains import add_chain_arguments, chains_from
 from audit.proof import ChainReport, Checkpoint
 from audit.verify import chain_names, read_checkpoints, verify_chain, verify_file
 
@@ -31,8 +31,7 @@ class Command(BaseCommand):
         if options["file"]:
             reports = self._file(Path(options["file"]), points)
         else:
-            name = chain_from(options["slug"], options["security"])
-            names = [name] if name else chain_names()
+            names = chains_from(options["slug"], options["security"]) or chain_names()
             reports = [verify_chain(chain, checkpoints=points) for chain in names]
         for report in reports:
             self._print(report)

@@ -1,13 +1,15 @@
 """`heyaira export`: the project's bundle from GET /api/v1/export, written as it arrives.
+`heyaira import FILE`: a bundle sent to POST /api/v1/import, into the profile's own project.
 
 The REST API takes the project API keys that the MCP endpoint takes; an OAuth token is bound to
-the MCP resource alone, so an OAuth profile cannot export. The key must be an owner's or an
-admin's with the `audit:read` scope (the bundle holds the audit log)."""
+the MCP resource alone, so an OAuth profile cannot export or import. To export, the key must be
+an owner's or an admin's with the `audit:read` scope (the bundle holds the audit log); to
+import, an owner's with `continuity:write`, for a project that holds no records yet."""
 
 from __future__ import annotations
 
 import json
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import httpx2
 
@@ -29,15 +31,36 @@ def api_base(profile: Profile) -> str:
     return (url.removesuffix("/mcp") if url.endswith("/mcp") else url) + "/api/v1"
 
 
-def export_bundle(profile: Profile, out: BinaryIO, *, timeout: float = 600.0) -> int:
-    """Stream the bundle into `out`; returns the bytes written."""
+def _headers(profile: Profile, doing: str) -> dict[str, str]:
     source = credential_source(profile)
     if source.kind == "oauth":
         raise ProfileError(
             f"profile {profile.name} signs in with OAuth, whose tokens are for /mcp only: "
-            "export with a profile that uses a project API key (env: or file:)"
+            f"{doing} with a profile that uses a project API key (env: or file:)"
         )
-    headers = {"Authorization": f"Bearer {source.bearer()}"}
+    return {"Authorization": f"Bearer {source.bearer()}"}
+
+
+def import_bundle(
+    profile: Profile, bundle: BinaryIO, *, dry_run: bool = False, timeout: float = 600.0
+) -> dict[str, Any]:
+    """Send the bundle (a file: its length goes with it, and it is read as it is sent);
+    returns the server's report."""
+    headers = {**_headers(profile, "import"), "Content-Type": "application/x-ndjson"}
+    params = {"dry_run": "true"} if dry_run else {}
+    with httpx2.Client(timeout=timeout) as http:
+        answer = http.post(
+            api_base(profile) + "/import", content=bundle, headers=headers, params=params
+        )
+    if answer.status_code not in (200, 201):
+        _refused(answer)
+    report: dict[str, Any] = answer.json()
+    return report
+
+
+def export_bundle(profile: Profile, out: BinaryIO, *, timeout: float = 600.0) -> int:
+    """Stream the bundle into `out`; returns the bytes written."""
+    headers = _headers(profile, "export")
     written, last = 0, b""
     with (
         httpx2.Client(timeout=timeout) as http,

@@ -17,7 +17,7 @@ import anyio
 
 from heyaira_client import hooks, installers
 from heyaira_client.brief import render_brief
-from heyaira_client.bundle import export_bundle
+from heyaira_client.bundle import export_bundle, import_bundle
 from heyaira_client.errors import HeyAiraClientError, LostResponse, ProfileError
 from heyaira_client.failures import describe
 from heyaira_client.leases import LeaseBook, lease_length, renew_due
@@ -303,6 +303,24 @@ def cmd_export(options: argparse.Namespace) -> None:
         sys.stdout.flush()
 
 
+def cmd_import(options: argparse.Namespace) -> None:
+    profile = load_profile(options.profile)
+    _run(profile, lambda h: h.verify())  # the profile's server, instance and project, first
+    try:
+        bundle = open(options.file, "rb")  # noqa: SIM115 (closed below, after the upload)
+    except OSError as error:
+        raise HeyAiraClientError(f"cannot read {options.file}: {error.strerror}") from None
+    with bundle:
+        report = import_bundle(profile, bundle, dry_run=options.dry_run)
+    verb = "would import" if report.get("dry_run") else "imported"
+    project = report.get("project", {})
+    print(f"{verb} bundle {report.get('bundle')} into project {project.get('slug')}")
+    for name, count in report.get("counts", {}).items():
+        print(f"  {name}: {count}")
+    for member in report.get("not_added", []):
+        print(f"  member not added (add members in the admin): {member}")
+
+
 def cmd_hook_claude_code(options: argparse.Namespace) -> None:
     hook_input = _hook_input()
     timeout = hooks.hook_timeout(options.timeout)
@@ -519,6 +537,9 @@ def parser() -> argparse.ArgumentParser:
 
     export = command("export", cmd_export, "the project's bundle (owners and admins)")
     export.add_argument("--output", help="the file to write (default: standard output)")
+    into = command("import", cmd_import, "a bundle into this (empty) project (owners)")
+    into.add_argument("file", help="the bundle (heyaira export, project_export)")
+    into.add_argument("--dry-run", action="store_true", help="check and report; keep nothing")
 
     journal = commands.add_parser("journal", help="unfinished keyed writes")
     journal.set_defaults(handler=cmd_journal)

@@ -27,19 +27,25 @@ def vanish(project: Project) -> None:
     """The project and its audit chain gone, as if the bundle went to another instance (an
     operator's database surgery: the audit triggers are lifted for it)."""
     chain = str(project.pk)
+    archive = project.audit_archive  # the chains of the project a bundle came from, if any
     # Superseded memories are PROTECTed: project_delete alone refuses such a project.
     Memory.objects.filter(project=project).update(supersedes=None)
     project_delete(operator_caller(project), confirm_slug=project.slug)
     triggers.uninstall(connection)
     try:
         with connection.cursor() as cursor:
-            cursor.execute("DELETE FROM audit_auditevent WHERE chain = %s", [chain])
-            cursor.execute("DELETE FROM audit_auditchainhead WHERE chain = %s", [chain])
+            # Its first chain and the later ones of an imported project (audit.chain).
+            for table in ("audit_auditevent", "audit_auditchainhead"):
+                for first in filter(None, (chain, archive)):
+                    cursor.execute(
+                        f"DELETE FROM {table} WHERE chain = %s OR chain LIKE %s",  # noqa: S608
+                        [first, f"{first}.%"],
+                    )
         Repository.objects.filter(bindings__isnull=True).delete()
     finally:
         triggers.install(connection)
-    assert not AuditEvent.objects.filter(chain=chain).exists()
-    assert not AuditChainHead.objects.filter(chain=chain).exists()
+    assert not AuditEvent.objects.filter(chain__startswith=chain).exists()
+    assert not AuditChainHead.objects.filter(chain__startswith=chain).exists()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import httpx2
 import pytest
 from django.core.management import call_command
 
+from audit import chain
 from continuity.models import Memory, Task
 from tests.continuity.api.helpers import api_for
 from tests.continuity.bundle.conftest import export_bytes
@@ -56,7 +57,12 @@ def test_a_bundle_goes_to_another_instance_and_comes_back_the_same(
     assert "Imported project alpha" in report
     assert "memory: 100" in report
     assert "task: 50" in report
-    asgi_server.manage("verify_audit", "alpha")
+    # The bundle's chain, archived, and the project's new one: both verify there.
+    verified = asgi_server.manage("verify_audit", "alpha")
+    archived, live = chain.chain_of(full.alpha.pk), chain.chain_of(full.alpha.pk, 2)
+    assert f"{archived}: ok, " in verified
+    assert f"{live}: ok, " in verified
+    asgi_server.manage("verify_audit")
     again = tmp_path / "again.jsonl"
     asgi_server.manage("project_export", "alpha", "--output", str(again))
 
@@ -64,6 +70,7 @@ def test_a_bundle_goes_to_another_instance_and_comes_back_the_same(
     assert returned[: len(original)] == original
     extra = [json.loads(line) for line in returned[len(original) :]]
     assert [(e["record"], e["operation"]) for e in extra] == [("audit_event", "project_import")]
+    assert (extra[0]["chain"], extra[0]["seq"], extra[0]["prev_hash"]) == (live, 1, "")
     digest = json.loads(bundle.splitlines()[-1])["digest"]
     assert extra[0]["target_id"] == digest
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from audit.models import AuditEvent
+from audit.models import AuditChainHead, AuditEvent
 from continuity.models import Memory, Task
 from projects.models import Project
 from tests.continuity.bundle.conftest import export_bytes, vanish
@@ -29,7 +29,8 @@ def _nothing_imported(project_id: Any) -> None:
     assert not Project.objects.filter(pk=project_id).exists()
     assert not Memory.objects.filter(project_id=project_id).exists()
     assert not Task.objects.filter(project_id=project_id).exists()
-    assert not AuditEvent.objects.filter(chain=str(project_id)).exists()
+    assert not AuditEvent.objects.filter(chain__startswith=str(project_id)).exists()
+    assert not AuditChainHead.objects.filter(chain__startswith=str(project_id)).exists()
 
 
 @pytest.fixture
