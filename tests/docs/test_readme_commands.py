@@ -167,6 +167,7 @@ COVERAGE: dict[str, str] = {
     EXPORT: RUN,
     IMPORT_BEADS: RUN,
     "heyaira export --output FILE": MENTION,
+    "heyaira import FILE [--dry-run]": MENTION,  # run by tests/client/test_import.py
     CHANGE_PASSWORD: ASKS,
     "python manage.py ...": MENTION,
     "python manage.py create_project SLUG --name NAME --owner USERNAME": SYNOPSIS,
