@@ -117,7 +117,8 @@ class ImportView(ApiView):
         caller = self.caller(request)
         dry_run = _allowed(caller, request)
         try:
-            report = import_bundle(request._request, dry_run=dry_run, caller=caller)
+            # DRF's stream: the request itself, read line by line (None for an empty body).
+            report = import_bundle(request.stream or (), dry_run=dry_run, caller=caller)
         except BundleError as error:  # audited by import_bundle, in the project's chain
             raise ValidationError(
                 f"The bundle is refused: {error}. Nothing was imported.",
