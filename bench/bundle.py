@@ -30,24 +30,27 @@ import psycopg
 
 REPO = Path(__file__).resolve().parent.parent
 SERVER = "postgres://postgres@127.0.0.1:5432"
-TEMPLATE = "h_bundle_bench_template"
 SLUG = "bench"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,1000000", help="memories (and audit events)")
+    parser.add_argument(
+        "--prefix", default="h_bundle_bench", help="the names of the bench's databases start so"
+    )
     parser.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
         return _child(*options.child)
     sizes = [int(size) for size in options.sizes.split(",")]
     made: list[str] = []
+    template = f"{options.prefix}_template"
     try:
-        _create(TEMPLATE, made)
-        _manage(TEMPLATE, "migrate", "--verbosity", "0")
-        _manage(TEMPLATE, "shell", "-c", _USER)
-        results = [_round(size, made) for size in sizes]
+        _create(template, made)
+        _manage(template, "migrate", "--verbosity", "0")
+        _manage(template, "shell", "-c", _USER)
+        results = [_round(options.prefix, template, size, made) for size in sizes]
     finally:
         for name in reversed(made):
             _drop(name)
@@ -61,18 +64,18 @@ _USER = (
 )
 
 
-def _round(size: int, made: list[str]) -> dict[str, Any]:
-    source, target = f"h_bundle_bench_{size}", f"h_bundle_bench_{size}_target"
-    _create(source, made, template=TEMPLATE)
+def _round(prefix: str, template: str, size: int, made: list[str]) -> dict[str, Any]:
+    source, target = f"{prefix}_{size}", f"{prefix}_{size}_target"
+    _create(source, made, template=template)
     started = time.perf_counter()
     _run(source, "load", str(size))
     print(f"size {size:,}: loaded in {time.perf_counter() - started:.1f} s", flush=True)
-    bundle = Path(f"/tmp/h_bundle_bench_{size}.jsonl")  # noqa: S108 (the bench's own file)
+    bundle = Path(f"/tmp/{prefix}_{size}.jsonl")  # noqa: S108 (the bench's own file)
     try:
         export = _run(source, "export", str(bundle))
         _drop(source)
         made.remove(source)
-        _create(target, made, template=TEMPLATE)
+        _create(target, made, template=template)
         imported = _run(target, "import", str(bundle))
         result: dict[str, Any] = {"size": size, "bytes": bundle.stat().st_size, "export": export}
         result["import"] = imported
