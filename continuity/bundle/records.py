@@ -13,13 +13,22 @@ reads them and Python spells them; both spell them the same (tests/continuity/bu
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import DateTimeField, ForeignKey, JSONField, Model, QuerySet, UUIDField
+from django.db.models import (
+    DateTimeField,
+    Field,
+    ForeignKey,
+    JSONField,
+    Model,
+    QuerySet,
+    UUIDField,
+)
 
 from audit import chain as audit_chain
 from audit.export import COLUMNS as AUDIT_COLUMNS
@@ -86,6 +95,7 @@ class RecordType:
         decoders: list[tuple[int, JSONField]] = []
         for index, (_, column) in enumerate(self.fields):
             model_field = meta.get_field(column)  # a foreign key by its attname (task_id)
+            assert isinstance(model_field, Field)
             quoted = f"{table}.{connection.ops.quote_name(model_field.column)}"
             spelled.append(_spelling(model_field, quoted))
             if isinstance(model_field, JSONField):
@@ -103,7 +113,9 @@ class RecordType:
                     document = dict(zip(names, values, strict=True))
                     for index, json_field in decoders:
                         name = names[index]
-                        document[name] = json_field.from_db_value(document[name], None, connection)
+                        text = document[name]
+                        if text is not None:  # stored as jsonb, read as text (Django's loader)
+                            document[name] = json.loads(text, cls=json_field.decoder)
                     yield document
 
 
