@@ -193,15 +193,15 @@ _MEMORIES = """
 INSERT INTO continuity_memory
     (id, project_id, kind, title, content, rationale, source, author, created_at)
 SELECT md5('memory ' || i)::uuid, %(project)s,
-    CASE WHEN i % 5 < 2 THEN 'decision' ELSE 'note' END,
+    CASE WHEN i %% 5 < 2 THEN 'decision' ELSE 'note' END,
     'Memory ' || i || ': ' || md5('title ' || i),
     left(repeat('The ' || md5('content ' || i) || ' choice keeps the queue short. ', 40),
-         200 + abs(hashtext('length ' || i)) % 1600),
-    CASE WHEN i % 5 < 2 THEN 'Because ' || md5('rationale ' || i) ELSE '' END,
-    CASE WHEN i % 5 < 2 THEN 'https://example.com/pull/' || i ELSE '' END,
-    (ARRAY['bench', 'olivia', 'codex', 'claude'])[1 + i % 4],
+         200 + abs(hashtext('length ' || i)) %% 1600),
+    CASE WHEN i %% 5 < 2 THEN 'Because ' || md5('rationale ' || i) ELSE '' END,
+    CASE WHEN i %% 5 < 2 THEN 'https://example.com/pull/' || i ELSE '' END,
+    (ARRAY['bench', 'olivia', 'codex', 'claude'])[1 + i %% 4],
     timestamptz '2025-01-01 00:00:00+00' + i * interval '300 seconds'
-        + (i % 997) * interval '1 microsecond'
+        + (i %% 997) * interval '1 microsecond'
 FROM generate_series(1, %(count)s) AS i
 """
 
