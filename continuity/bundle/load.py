@@ -27,6 +27,7 @@ from django.db import IntegrityError, connection, models, transaction
 from audit import chain as audit_chain
 from audit.models import AuditChainHead, AuditEvent, Outcome
 from audit.recorder import SecurityContext, record, record_security_event
+from continuity.bundle.copy import copy_rows
 from continuity.bundle.format import BundleError, Reader, decode_time
 from continuity.bundle.records import AUDIT_EVENT, NAMES
 from continuity.models import Memory, StateVersion, Task, TaskDependency, WorkReceipt
@@ -371,7 +372,11 @@ class _Loader:
 
     def _flush(self, model: type[models.Model]) -> None:
         rows = self.pending.pop(model, [])
-        if rows:
+        if not rows:
+            return
+        if self.linked:
+            copy_rows(model, rows)
+        else:
             model._default_manager.bulk_create(rows)
 
     def _flush_all(self) -> None:
