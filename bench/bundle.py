@@ -5,14 +5,15 @@ Run by hand from the repository root (PostgreSQL on 127.0.0.1:5432, user postgre
 
     .venv/bin/python bench/bundle.py                          # 10k and 1M
     .venv/bin/python bench/bundle.py --sizes 10000,100000     # quicker
+    .venv/bin/python bench/bundle.py --prefix heyaira_mine    # databases named heyaira_mine_*
 
 It makes an empty migrated database with the user `bench` as a template, then for each size:
-a source database from it, loaded with COPY (N memories of realistic length, N audit events
-chained as the recorder chains them); `manage.py project_export` into a file, in a process of its
-own; a target database from the template; `manage.py project_import` of that file there, in a
-process of its own. Peak memory is each process's maximum resident size (wait4), Django and all:
-flat means the 1M figure is within 2x of the 10k one. Goal: export >= 50,000 rows/s.
-The databases are dropped at the end.
+a source database from it, loaded by the database and COPY (N memories of 200 to 1,800
+characters made by generate_series, N audit events chained as the recorder chains them); the
+export into a file, in a process of its own; a target database from the template; the import of
+that file there, in a process of its own. Peak memory is each process's maximum resident size
+(wait4), Django and all: flat means the 1M figure is within 2x of the 10k one. Goal: export
+>= 50,000 rows/s. The databases are dropped at the end.
 """
 
 from __future__ import annotations
