@@ -374,7 +374,7 @@ class _Loader:
         rows = self.pending.pop(model, [])
         if not rows:
             return
-        if self.linked:
+        if connection.vendor == "postgresql":
             copy_rows(model, rows)
         else:
             model._default_manager.bulk_create(rows)
