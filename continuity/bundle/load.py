@@ -36,6 +36,7 @@ from audit.recorder import (
     record_after_failure,
     record_security_event,
 )
+from continuity.bundle.copy import copy_rows
 from continuity.bundle.format import BundleError, Reader, decode_time
 from continuity.bundle.records import AUDIT_EVENT, NAMES
 from continuity.models import Memory, StateVersion, Task, TaskDependency, WorkReceipt
@@ -489,7 +490,11 @@ class _Loader:
 
     def _flush(self, model: type[models.Model]) -> None:
         rows = self.pending.pop(model, [])
-        if rows:
+        if not rows:
+            return
+        if connection.vendor == "postgresql":
+            copy_rows(model, rows)
+        else:
             model._default_manager.bulk_create(rows)
 
     def _flush_all(self) -> None:
