@@ -49,7 +49,7 @@ pytest: $(VENV)/.dev
 	$(PY) -m pytest -n 2 --dist loadfile -q
 
 pytest-quick: $(VENV)/.dev
-	$(PY) -m pytest -n 2 -q -m "not live"
+	$(PY) -m pytest -n 2 --dist loadfile -q -m "not live"
 
 # The continuity protocol end to end, against the server `make run` starts.
 smoke: $(VENV)/.dev
