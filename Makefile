@@ -43,13 +43,11 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	DEBUG=true $(PY) -m mypy .
 
-# --dist loadfile: each module runs on one worker, so a server a module shares (a module-scoped
-# fixture) starts once, not once per worker that happens to get some of its tests.
 pytest: $(VENV)/.dev
-	$(PY) -m pytest -n 2 --dist loadfile -q
+	$(PY) -m pytest -n 2 -q
 
 pytest-quick: $(VENV)/.dev
-	$(PY) -m pytest -n 2 --dist loadfile -q -m "not live"
+	$(PY) -m pytest -n 2 -q -m "not live"
 
 # The continuity protocol end to end, against the server `make run` starts.
 smoke: $(VENV)/.dev
