@@ -111,16 +111,22 @@ def bulk(project: Project, rows: int) -> dict[str, Any]:
         )
         for n in range(rows)
     )
-    previous = None
-    for n in range(rows):  # each decision supersedes the one before: a chain of `rows`
-        previous = Memory.objects.create(
-            project=project,
-            kind="decision",
-            title=f"m{n}",
-            content=f"deploy step {n}",
-            author="bulk",
-            supersedes=previous,
+    # Each decision supersedes the one before: a chain of `rows`, written in one statement
+    # (a memory's id is made before it is saved, so the next one can name it).
+    chain: list[Memory] = []
+    for n in range(rows):
+        chain.append(
+            Memory(
+                project=project,
+                kind="decision",
+                title=f"m{n}",
+                content=f"deploy step {n}",
+                author="bulk",
+                supersedes=chain[-1] if chain else None,
+            )
         )
+    Memory.objects.bulk_create(chain)
+    previous = chain[-1] if chain else None
     StateVersion.objects.bulk_create(
         StateVersion(project=project, agent=f"agent-{n}", version=1, body="# Running summary\n- x")
         for n in range(rows)
