@@ -49,11 +49,11 @@ missing_header.expected_statuses = [*missing_header.expected_statuses, "428"]
 
 
 @schemathesis.serializer("application/x-ndjson")
-def bundle_lines(ctx: Any, value: Any) -> dict[str, Any]:
+def bundle_lines(ctx: Any, value: Any) -> bytes:
     """The import's body, a bundle of JSON Lines: what is generated goes as its text (a
     generated string is no valid bundle, so the server's answer is a 400 naming the body)."""
     text = value if isinstance(value, str | bytes) else json.dumps(value)
-    return {"data": text.encode() if isinstance(text, str) else text}
+    return text.encode() if isinstance(text, str) else text
 
 
 @schemathesis.check
