@@ -106,17 +106,23 @@ def fingerprint(chunks: list[bytes]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-@transaction.atomic(durable=True)
-def apply(mapping: Mapping, *, slug: str, owner: str, operator: str) -> Project:
+def _new_project(slug: str, owner: str) -> Project:
+    """The project the mapping goes into, owned by `owner`; refused if either is wrong."""
     user = get_user_model()._default_manager.filter(username=owner).first()
     if user is None:
         raise ImportRefused(f"--owner {owner}: no such user here")
     if Project.objects.filter(slug=slug).exists():
         raise ImportRefused(f"a project {slug} exists already: pick another --slug")
-    now = dt.datetime.now(dt.UTC)
     project = Project.objects.create(slug=slug, name=slug.replace("-", " ").title())
     Membership.objects.create(project=project, user=user, role=Role.OWNER)
     sync_object_permissions(project, user)
+    return project
+
+
+@transaction.atomic(durable=True)
+def apply(mapping: Mapping, *, slug: str, owner: str, operator: str) -> Project:
+    now = dt.datetime.now(dt.UTC)
+    project = _new_project(slug, owner)
     ids = {task.key: task.id for task in mapping.tasks}
     with times_as_given():
         Task.objects.bulk_create(_task_row(project, task, now) for task in mapping.tasks)
