@@ -40,6 +40,9 @@ def main() -> int:
     parser.add_argument(
         "--prefix", default="h_bundle_bench", help="the names of the bench's databases start so"
     )
+    parser.add_argument(
+        "--export-only", action="store_true", help="measure the export alone (no import)"
+    )
     parser.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.child:
@@ -51,11 +54,12 @@ def main() -> int:
         _create(template, made)
         _manage(template, "migrate", "--verbosity", "0")
         _manage(template, "shell", "-c", _USER)
-        results = [_round(options.prefix, template, size, made) for size in sizes]
+        steps = ("export",) if options.export_only else ("export", "import")
+        results = [_round(options.prefix, template, size, made, steps) for size in sizes]
     finally:
         for name in reversed(made):
             _drop(name)
-    _summary(results)
+    _summary(results, steps)
     return 0
 
 
@@ -65,7 +69,9 @@ _USER = (
 )
 
 
-def _round(prefix: str, template: str, size: int, made: list[str]) -> dict[str, Any]:
+def _round(
+    prefix: str, template: str, size: int, made: list[str], steps: tuple[str, ...]
+) -> dict[str, Any]:
     source, target = f"{prefix}_{size}", f"{prefix}_{size}_target"
     _create(source, made, template=template)
     started = time.perf_counter()
@@ -76,15 +82,15 @@ def _round(prefix: str, template: str, size: int, made: list[str]) -> dict[str, 
         export = _run(source, "export", str(bundle))
         _drop(source)
         made.remove(source)
-        _create(target, made, template=template)
-        imported = _run(target, "import", str(bundle))
         result: dict[str, Any] = {"size": size, "bytes": bundle.stat().st_size, "export": export}
-        result["import"] = imported
+        if "import" in steps:
+            _create(target, made, template=template)
+            result["import"] = _run(target, "import", str(bundle))
+            _drop(target)
+            made.remove(target)
     finally:
         bundle.unlink(missing_ok=True)
-    _drop(target)
-    made.remove(target)
-    for step in ("export", "import"):
+    for step in steps:
         figures = result[step]
         print(
             f"  {step}: {figures['rows']:,} rows in {figures['seconds']:.1f} s = "
@@ -96,9 +102,9 @@ def _round(prefix: str, template: str, size: int, made: list[str]) -> dict[str, 
     return result
 
 
-def _summary(results: list[dict[str, Any]]) -> None:
+def _summary(results: list[dict[str, Any]], steps: tuple[str, ...]) -> None:
     first, last = results[0], results[-1]
-    for step in ("export", "import"):
+    for step in steps:
         ratio = last[step]["peak_mb"] / first[step]["peak_mb"]
         print(
             f"{step} peak memory {first['size']:,} -> {last['size']:,}: "

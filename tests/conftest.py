@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from django.db import connection
 
@@ -33,6 +35,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """xdist's --dist loadfile (Makefile) hands out tests by node id: two tests with one id
+    would run as one, the other silently never. Refuse such a collection."""
+    counts = Counter(item.nodeid for item in session.items)
+    repeated = sorted(nodeid for nodeid, count in counts.items() if count > 1)
+    if repeated:
+        raise pytest.UsageError(f"{len(repeated)} node ids name more than one test: {repeated[:3]}")
 
 
 # The `live` marker and its guard (tests/live_marker.py); headless Chromium (tests/browser.py):

@@ -17,7 +17,7 @@ from django.db.models import Max, Sum
 from audit.models import AuditChainHead
 from audit.state import project_chains
 from continuity.bundle.format import FORMAT, VERSION, Writer, encode_time
-from continuity.bundle.records import AUDIT_EVENT, TYPES, audit_events
+from continuity.bundle.records import AUDIT_EVENT, TYPES, audit_event_bodies
 from projects.models import Project
 
 LINES_PER_CHUNK = 500
@@ -35,10 +35,10 @@ def bundle_lines(project: Project) -> Iterator[bytes]:
         writer = Writer()
         yield writer.header(_header(project))
         for kind in TYPES:
-            for document in kind.read(project):
-                yield writer.record(kind.name, document)
-        for event in audit_events(project):
-            yield writer.record(AUDIT_EVENT, event)
+            for body in kind.bodies(project):
+                yield writer.sealed(body)
+        for body in audit_event_bodies(project):
+            yield writer.sealed(body)
         yield writer.trailer()
 
 

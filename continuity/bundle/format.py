@@ -66,22 +66,22 @@ class Writer:
 
     def __init__(self) -> None:
         self._digest = hashlib.sha256()
-        self._previous = ""
+        self._previous = b"\n"  # the previous line's seal and "\n": what the next seal hashes first
         self._lines = 0
 
     def header(self, document: dict[str, Any]) -> bytes:
-        line = self._line("", canonical({**document, "record": HEADER}))
-        self._previous = ""  # records seal from the start again: see the module's docstring
+        line = self.sealed(canonical({**document, "record": HEADER}))
+        self._previous = b"\n"  # records seal from the start again: see the module's docstring
         return line
 
-    def record(self, kind: str, document: dict[str, Any]) -> bytes:
-        document["record"] = kind
-        return self._line(self._previous, canonical(document))
-
-    def _line(self, previous: str, body: bytes) -> bytes:
-        seal = seal_of(previous, body)
-        self._previous = seal
-        line = b'{"seal":"' + seal.encode() + b'",' + body[1:] + b"\n"
+    def sealed(self, body: bytes) -> bytes:
+        """The line of a record given as its canonical JSON, "record" key included: seal_of,
+        without copying the body (a million records of a kilobyte each go through here)."""
+        hasher = hashlib.sha256(self._previous)
+        hasher.update(body)
+        seal = hasher.hexdigest().encode()
+        self._previous = seal + b"\n"
+        line = b"".join((b'{"seal":"', seal, b'",', memoryview(body)[1:], b"\n"))
         self._digest.update(line)
         self._lines += 1
         return line

@@ -4,10 +4,12 @@ Every type is read in one ordered, streamed query: by id, or for audit events by
 the chain. A record never carries the project's id (the header names the project), except audit
 events, whose digest covers it.
 
-On PostgreSQL the database spells the values (times with `to_char`, ids with `::text`) and a
-server-side cursor hands over plain text and integers: turning a million rows into Python
-datetimes and UUIDs only to spell them again was most of an export's time. Elsewhere the ORM
-reads them and Python spells them; both spell them the same (tests/continuity/bundle).
+On PostgreSQL the database spells the values (times with `to_char`, ids with `::text`) and,
+for every type whose fields are plain columns (memories and audit events among them), writes
+each record's canonical JSON itself (database_json.py): turning a million rows into Python
+datetimes, UUIDs and dicts only to spell and encode them again was most of an export's time.
+Elsewhere the ORM reads them and Python spells them; both give the same bytes
+(tests/continuity/bundle/test_spelling.py).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from audit.export import COLUMNS as AUDIT_COLUMNS
 from audit.export import chain_rows
 from audit.models import AuditEvent
 from audit.state import project_chains
-from continuity.bundle.format import encode_time
+from continuity.bundle.database_json import canonical_rows
+from continuity.bundle.format import canonical, encode_time
 from continuity.models import Memory, StateVersion, Task, TaskDependency, WorkReceipt
 from projects.models import Membership, Project, ProjectRepository
 
@@ -78,6 +81,16 @@ class RecordType:
                 complete(document)
             yield document
 
+    def bodies(self, project: Project) -> Iterator[bytes]:
+        """Each record's canonical JSON, its "record" key included (format.canonical): on
+        PostgreSQL written by the database where every field is a plain column of the table."""
+        if connection.vendor == "postgresql" and self._plain_columns():
+            yield from self._bodies_from_database(project)
+            return
+        for document in self.read(project):
+            document["record"] = self.name
+            yield canonical(document)
+
     def _read_models(self, project: Project) -> Iterator[dict[str, Any]]:
         names = [name for name, _ in self.fields]
         for values in self.queryset(project).iterator(chunk_size=CHUNK):
@@ -87,19 +100,49 @@ class RecordType:
         """Every field is a column of the type's own table (no join)."""
         return all("__" not in column for _, column in self.fields)
 
+    def _plain_columns(self) -> bool:
+        """Own columns, none of them JSON (jsonb's text has spaces and its own key order), and
+        nothing to complete in Python."""
+        meta = self.model._meta
+        return (
+            self.complete is None
+            and self._own_columns()
+            and not any(isinstance(meta.get_field(column), JSONField) for _, column in self.fields)
+        )
+
+    def _spelled_columns(self) -> list[tuple[str, str]]:
+        """(field in the record, SQL giving its value as the bundle spells it), in order."""
+        meta = self.model._meta
+        table = connection.ops.quote_name(meta.db_table)
+        spelled: list[tuple[str, str]] = []
+        for name, column in self.fields:
+            model_field = meta.get_field(column)  # a foreign key by its attname (task_id)
+            assert isinstance(model_field, Field)
+            quoted = f"{table}.{connection.ops.quote_name(model_field.column)}"
+            spelled.append((name, _spelling(model_field, quoted)))
+        return spelled
+
+    def _bodies_from_database(self, project: Project) -> Iterator[bytes]:
+        table = connection.ops.quote_name(self.model._meta.db_table)
+        owner = "id" if self.model is Project else "project_id"
+        yield from canonical_rows(
+            [("record", "%s::text"), *self._spelled_columns()],
+            table=table,
+            where=f"{table}.{owner} = %s",
+            order=f"{table}.id",
+            params=[self.name, project.pk],
+        )
+
     def _read_spelled(self, project: Project) -> Iterator[dict[str, Any]]:
         names = [name for name, _ in self.fields]
         meta = self.model._meta
         table = connection.ops.quote_name(meta.db_table)
-        spelled: list[str] = []
-        decoders: list[tuple[int, JSONField]] = []
-        for index, (_, column) in enumerate(self.fields):
-            model_field = meta.get_field(column)  # a foreign key by its attname (task_id)
-            assert isinstance(model_field, Field)
-            quoted = f"{table}.{connection.ops.quote_name(model_field.column)}"
-            spelled.append(_spelling(model_field, quoted))
-            if isinstance(model_field, JSONField):
-                decoders.append((index, model_field))
+        spelled = [expression for _, expression in self._spelled_columns()]
+        decoders = [
+            (index, model_field)
+            for index, (_, column) in enumerate(self.fields)
+            if isinstance(model_field := meta.get_field(column), JSONField)
+        ]
         owner = "id" if self.model is Project else "project_id"
         # Names from the model's metadata; the project's id is a parameter.
         sql = (
@@ -249,16 +292,23 @@ AUDIT_EVENT = "audit_event"
 NAMES: tuple[str, ...] = (*(kind.name for kind in TYPES), AUDIT_EVENT)
 
 
-def audit_events(project: Project) -> Iterator[dict[str, Any]]:
+def audit_event_bodies(project: Project) -> Iterator[bytes]:
     """The project's audit chains, each from its first event, in chain order (archived chains
-    an import brought first, its live chain last: audit.state.project_chains), canonically
-    spelled: exactly the fields their digests and hashes cover (audit.chain)."""
+    an import brought first, its live chain last: audit.state.project_chains), as canonical
+    JSON with exactly the fields their digests and hashes cover (audit.chain), "record" key
+    included; on PostgreSQL written by the database."""
     for chain_name in project_chains(project):
         if connection.vendor == "postgresql":
-            yield from _audit_events_spelled(chain_name)
-            continue
-        for row in chain_rows(chain_name):
-            yield {name: row[name] for name in AUDIT_COLUMNS}
+            yield from _audit_bodies_from_database(chain_name)
+        else:
+            yield from _audit_bodies_from_models(chain_name)
+
+
+def _audit_bodies_from_models(chain_name: str) -> Iterator[bytes]:
+    for row in chain_rows(chain_name):
+        document = {name: row[name] for name in AUDIT_COLUMNS}
+        document["record"] = AUDIT_EVENT
+        yield canonical(document)
 
 
 # audit.export._canonical's spelling, in SQL: ids as text, the time as encode_time spells it,
@@ -273,21 +323,17 @@ _AUDIT_SPELLING = {
 }
 
 
-def _audit_events_spelled(chain: str) -> Iterator[dict[str, Any]]:
-    """One ordered scan of the chain through a server-side cursor (the chain's index on
-    (chain, seq) gives the order; a gap in positions is simply skipped over, as chain_rows
-    does)."""
-    columns = ", ".join(
-        _AUDIT_SPELLING.get(name, connection.ops.quote_name(name)) for name in AUDIT_COLUMNS
-    )
+def _audit_bodies_from_database(chain_name: str) -> Iterator[bytes]:
+    """One ordered scan of the chain (its index on (chain, seq) gives the order; a gap in
+    positions is simply skipped over, as chain_rows does)."""
+    keys = [("record", "%s::text")] + [
+        (name, _AUDIT_SPELLING.get(name, connection.ops.quote_name(name))) for name in AUDIT_COLUMNS
+    ]
     table = connection.ops.quote_name(AuditEvent._meta.db_table)
-    # Names from the model's metadata; the chain is a parameter.
-    sql = (
-        f"SELECT {columns} FROM {table} "  # noqa: S608
-        "WHERE chain = %s AND seq IS NOT NULL ORDER BY seq"
+    yield from canonical_rows(
+        keys,
+        table=table,
+        where=f"{table}.chain = %s AND {table}.seq IS NOT NULL",
+        order=f"{table}.seq",
+        params=[AUDIT_EVENT, chain_name],
     )
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, [chain])
-        while rows := cursor.fetchmany(FETCH):
-            for values in rows:
-                yield dict(zip(AUDIT_COLUMNS, values, strict=True))
