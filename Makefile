@@ -31,9 +31,16 @@ run: $(VENV)/.runtime
 	$(PY) -m uvicorn heyaira.asgi:application --host $(HOST) --port $(PORT) --no-access-log \
 		--no-proxy-headers  # client addresses: HEYAIRA_TRUSTED_PROXIES (heyaira/proxies.py)
 
-test: lint typecheck pytest smoke
+# mypy runs beside the tests: it uses one core, and alone it would leave the other one idle.
+# Each one's output is printed whole when it ends (--output-sync).
+PARALLEL := $(MAKE) --no-print-directory --jobs=2 --output-sync=target
 
-check: lint typecheck pytest-quick
+test: lint
+	$(PARALLEL) typecheck pytest
+	$(MAKE) --no-print-directory smoke
+
+check: lint
+	$(PARALLEL) typecheck pytest-quick
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

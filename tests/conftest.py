@@ -38,8 +38,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """xdist's --dist loadfile (Makefile) hands out tests by node id: two tests with one id
-    would run as one, the other silently never. Refuse such a collection."""
+    """Two tests with one node id cannot be told apart in a report, and xdist's loadfile and
+    loadgroup modes would run one of them and silently drop the other (pytest 9.2 gave all of
+    Schemathesis's eagerly loaded operations one id). Refuse such a collection."""
     counts = Counter(item.nodeid for item in session.items)
     repeated = sorted(nodeid for nodeid, count in counts.items() if count > 1)
     if repeated:

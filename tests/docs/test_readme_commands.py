@@ -235,9 +235,23 @@ def make_targets() -> dict[str, tuple[list[str], list[str]]]:
     return rules
 
 
+def steps(rules: dict[str, tuple[list[str], list[str]]], target: str) -> list[str]:
+    """What a target runs: its prerequisites, then the targets its recipe hands to make."""
+    prerequisites, recipe = rules[target]
+    handed = [
+        word
+        for line in recipe
+        if line.startswith(("$(PARALLEL)", "$(MAKE)"))
+        for word in line.split()[1:]
+        if not word.startswith("-")
+    ]
+    return [*prerequisites, *handed]
+
+
 def test_make_check_is_make_tests_lint_types_and_tests_that_start_nothing():
     rules = make_targets()
-    check, test = rules["check"][0], rules["test"][0]
+    check, test = steps(rules, "check"), steps(rules, "test")
+    assert test == ["lint", "typecheck", "pytest", "smoke"], test
     assert [t for t in check if t in test] == ["lint", "typecheck"], check
     (quick,) = [t for t in check if t not in test]
     assert rules[quick][1] == [f'{rules["pytest"][1][0]} -m "not live"'], rules[quick]

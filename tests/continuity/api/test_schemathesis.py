@@ -32,20 +32,30 @@ def served_as_testserver(environ: dict[str, Any], start_response: Any) -> Any:
     return application(environ, start_response)
 
 
-schema = schemathesis.openapi.from_wsgi("/api/schema/", served_as_testserver)
-schema.config.generation.update(
-    modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
-    max_examples=EXAMPLES,
-    deterministic=True,
-    database="none",
-)
-
-
 # Input rules the server checks against its data, which a schema cannot describe.
 BEYOND_THE_SCHEMA = frozenset({"cursor", "repository_ref.repository", "supersedes", "body"})
-# RFC 6585: an update without its precondition (If-Match) is 428 Precondition Required.
-missing_header = schema.config.checks.missing_required_header
-missing_header.expected_statuses = [*missing_header.expected_statuses, "428"]
+
+
+@pytest.fixture
+def api_schema() -> Any:
+    """Loaded when the test runs, not when it is collected: Schemathesis builds each
+    operation's boundary cases as it loads them (about 20 s of CPU), which every xdist worker
+    would otherwise pay at collection. The operations run as subtests of one test, each
+    reported on its own."""
+    loaded = schemathesis.openapi.from_wsgi("/api/schema/", served_as_testserver)
+    loaded.config.generation.update(
+        modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
+        max_examples=EXAMPLES,
+        deterministic=True,
+        database="none",
+    )
+    # RFC 6585: an update without its precondition (If-Match) is 428 Precondition Required.
+    missing_header = loaded.config.checks.missing_required_header
+    missing_header.expected_statuses = [*missing_header.expected_statuses, "428"]
+    return loaded
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
 
 
 @schemathesis.serializer("application/x-ndjson")
@@ -73,6 +83,7 @@ def secret(transactional_db: None, world: World) -> str:
     return api_key(world, "owner")
 
 
+@pytest.mark.django_db(transaction=True)
 @schema.parametrize()
 @settings(suppress_health_check=list(HealthCheck), deadline=None)
 def test_every_operation_holds_to_its_schema(case: Any, secret: str) -> None:
