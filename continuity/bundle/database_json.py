@@ -26,6 +26,7 @@ _KEY = re.compile(r"[a-z_]+")
 
 
 def canonical_rows(
+    record: str,
     keys: Sequence[tuple[str, str]],
     *,
     table: str,
@@ -33,11 +34,12 @@ def canonical_rows(
     order: str,
     params: Sequence[Any],
 ) -> Iterator[bytes]:
-    """Each row of `table` matching `where`, in `order`, as canonical JSON: `keys` pairs a
-    key with the SQL expression of its value (spelled as the bundle spells it). The names and
-    expressions come from the code, never from input; values are parameters."""
+    """Each row of `table` matching `where`, in `order`, as canonical JSON with its "record"
+    key: `keys` pairs a key with the SQL expression of its value (spelled as the bundle spells
+    it). The names and expressions come from the code, never from input; values are
+    parameters."""
     sql = (
-        f"COPY (SELECT convert_to({object_sql(keys)}, 'UTF8') FROM {table} "  # noqa: S608
+        f"COPY (SELECT convert_to({object_sql(record, keys)}, 'UTF8') FROM {table} "  # noqa: S608
         f"WHERE {where} ORDER BY {order}) TO STDOUT (FORMAT BINARY)"
     )
     with connection.cursor() as cursor, cursor.cursor.copy(sql, list(params)) as copy:
@@ -46,12 +48,19 @@ def canonical_rows(
             yield body
 
 
-def object_sql(keys: Sequence[tuple[str, str]]) -> str:
-    """SQL for the text of one JSON object: `{"a":<value>,"b":<value>}`, keys sorted."""
+def object_sql(record: str, keys: Sequence[tuple[str, str]]) -> str:
+    """SQL for the text of one JSON object, keys sorted: `{"a":<value>,"record":"memory"}`.
+    The record's name is the same on every row, so it is written into the SQL as it is."""
+    columns = {key: f"COALESCE(to_json({expression})::text, 'null')" for key, expression in keys}
     parts: list[str] = []
-    for index, (key, expression) in enumerate(sorted(keys)):
+    for index, (key, value) in enumerate(sorted({**columns, "record": None}.items())):
         if not _KEY.fullmatch(key):
             raise ValueError(f"not a plain key: {key!r}")
         opening = ("{" if index == 0 else ",") + json.dumps(key) + ":"
-        parts += [f"'{opening}'", f"COALESCE(to_json({expression})::text, 'null')"]
+        if value is None:  # the record's name, a constant
+            if not _KEY.fullmatch(record):
+                raise ValueError(f"not a plain record name: {record!r}")
+            parts.append(f"'{opening}{json.dumps(record)}'")
+        else:
+            parts += [f"'{opening}'", value]
     return " || ".join([*parts, "'}'"])

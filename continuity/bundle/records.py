@@ -100,6 +100,10 @@ class RecordType:
         """Every field is a column of the type's own table (no join)."""
         return all("__" not in column for _, column in self.fields)
 
+    def _owner_column(self) -> str:
+        """The column that names the project a row belongs to."""
+        return "id" if self.model is Project else "project_id"
+
     def _plain_columns(self) -> bool:
         """Own columns, none of them JSON (jsonb's text has spaces and its own key order), and
         nothing to complete in Python."""
@@ -124,13 +128,14 @@ class RecordType:
 
     def _bodies_from_database(self, project: Project) -> Iterator[bytes]:
         table = connection.ops.quote_name(self.model._meta.db_table)
-        owner = "id" if self.model is Project else "project_id"
+        owner = self._owner_column()
         yield from canonical_rows(
-            [("record", "%s::text"), *self._spelled_columns()],
+            self.name,
+            self._spelled_columns(),
             table=table,
             where=f"{table}.{owner} = %s",
             order=f"{table}.id",
-            params=[self.name, project.pk],
+            params=[project.pk],
         )
 
     def _read_spelled(self, project: Project) -> Iterator[dict[str, Any]]:
@@ -143,7 +148,7 @@ class RecordType:
             for index, (_, column) in enumerate(self.fields)
             if isinstance(model_field := meta.get_field(column), JSONField)
         ]
-        owner = "id" if self.model is Project else "project_id"
+        owner = self._owner_column()
         # Names from the model's metadata; the project's id is a parameter.
         sql = (
             f"SELECT {', '.join(spelled)} FROM {table} "  # noqa: S608
@@ -326,14 +331,15 @@ _AUDIT_SPELLING = {
 def _audit_bodies_from_database(chain_name: str) -> Iterator[bytes]:
     """One ordered scan of the chain (its index on (chain, seq) gives the order; a gap in
     positions is simply skipped over, as chain_rows does)."""
-    keys = [("record", "%s::text")] + [
+    keys = [
         (name, _AUDIT_SPELLING.get(name, connection.ops.quote_name(name))) for name in AUDIT_COLUMNS
     ]
     table = connection.ops.quote_name(AuditEvent._meta.db_table)
     yield from canonical_rows(
+        AUDIT_EVENT,
         keys,
         table=table,
         where=f"{table}.chain = %s AND {table}.seq IS NOT NULL",
         order=f"{table}.seq",
-        params=[AUDIT_EVENT, chain_name],
+        params=[chain_name],
     )
