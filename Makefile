@@ -50,13 +50,11 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	DEBUG=true $(PY) -m mypy .
 
-# worksteal: a worker that runs out takes half of another's queue (the tests' lengths vary from
-# milliseconds to a minute); 7% faster than the default on 2 cores, in two sessions' samples.
 pytest: $(VENV)/.dev
-	$(PY) -m pytest -n 2 --dist worksteal -q
+	$(PY) -m pytest -n 2 -q
 
 pytest-quick: $(VENV)/.dev
-	$(PY) -m pytest -n 2 --dist worksteal -q -m "not live"
+	$(PY) -m pytest -n 2 -q -m "not live"
 
 # The continuity protocol end to end, against the server `make run` starts.
 smoke: $(VENV)/.dev
