@@ -150,6 +150,21 @@ def known(mcp_world: McpWorld) -> dict[str, Any]:
     return {"write_context": write_context, "tasks": tasks, "memories": memories}
 
 
+LEASE_SESSION = "fuzz-session"
+
+
+def leased_task(world: McpWorld, write_context: dict[str, str]) -> str:
+    """A task claimed by LEASE_SESSION: heartbeats naming both can succeed. Made afresh for
+    each tool's test, so no earlier test's generated writes can have ended its lease."""
+    task_id = created_todo(world, LEGACY, write_context)
+    claim = {"status": "in_progress", "session_ref": LEASE_SESSION}
+    result = call(
+        world, LEGACY, "task_update", task_update_args(write_context, task_id, 1, **claim)
+    )
+    assert not result.get("isError"), result
+    return task_id
+
+
 def with_known_values(
     world: McpWorld, rng: random.Random, arguments: dict[str, Any], known: dict[str, Any]
 ) -> None:
@@ -157,9 +172,13 @@ def with_known_values(
     write_context and id checks and some succeed, while generated values still reach the
     server's own checks. (A seeded Random, not Hypothesis draws: those lean to the first
     choice, so the share would vary from run to run.)"""
+    # A call that names a session (a heartbeat) gets the task that session holds.
     real = {
         "write_context": lambda: known["write_context"],
-        "task_id": lambda: rng.choice(known["tasks"]),
+        "session_ref": lambda: LEASE_SESSION,
+        "task_id": lambda: (
+            known["leased"] if "session_ref" in arguments else rng.choice(known["tasks"])
+        ),
         "memory_id": lambda: rng.choice(known["memories"]),
         "supersedes": lambda: rng.choice(known["memories"]),
         "agent": lambda: "codex",
@@ -167,7 +186,10 @@ def with_known_values(
     for name, value in real.items():
         if name in arguments and rng.random() < 0.75:
             arguments[name] = value()
-    current = arguments.get("task_id") in known["tasks"] and "expected_version" in arguments
+    current = (
+        arguments.get("task_id") in {*known["tasks"], known["leased"]}
+        and "expected_version" in arguments
+    )
     if current and rng.random() < 0.75:
         task = call(world, LEGACY, "task_get", {"task_id": arguments["task_id"]})
         arguments["expected_version"] = task["structuredContent"]["task"]["version"]
@@ -185,6 +207,7 @@ def test_generated_arguments_get_a_result_or_a_pinned_error(
     accepts = validator(whole_schema)
     advertised = {era: validator(tools[era][name]["inputSchema"]) for era in ERAS}
     generated = arguments_for(whole_schema)
+    known = {**known, "leased": leased_task(mcp_world, known["write_context"])}
     outcomes: Counter[str] = Counter()
 
     @settings(
