@@ -53,7 +53,11 @@ class Memory(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: memory_bundle_order (project, id) serves every lookup by project
+    # too.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     kind = models.CharField(max_length=16, choices=MemoryKind.choices)
     title = models.CharField(max_length=200, blank=True)
     content = models.TextField()
@@ -77,6 +81,9 @@ class Memory(models.Model):
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "memories"
         indexes = [
+            # The export reads a project's rows in id order from this index, from the first
+            # row on: sorting a million wide rows spills to disk first (continuity.bundle).
+            models.Index(fields=["project", "id"], name="memory_bundle_order"),
             models.Index(fields=["project", "-created_at"], name="memory_project_newest"),
             models.Index(fields=["project", "kind", "-created_at"], name="memory_project_kind"),
         ]
@@ -98,7 +105,10 @@ class Task(models.Model):
     """A stable goal (title, description) plus the current handoff, guarded by `version`."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # Indexed with the id: see Memory.project.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     title = models.CharField(max_length=200)
     description = models.TextField()
     status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.TODO)
@@ -122,6 +132,8 @@ class Task(models.Model):
     class Meta:
         ordering = ["-updated_at", "-id"]
         indexes = [
+            # The export's order: see memory_bundle_order.
+            models.Index(fields=["project", "id"], name="task_bundle_order"),
             # task_claim_next's takeover: the lease that expired longest ago, in one index step
             # whatever the number of tasks.
             models.Index(
@@ -191,7 +203,10 @@ class WorkReceipt(models.Model):
     """What one session did on one task: at most one per (task, session_ref)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # Indexed with the id: see Memory.project.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     # Indexed by receipt_task_newest, with the project first (docs/scaling.md).
     task = models.ForeignKey(
         Task, on_delete=models.CASCADE, related_name="receipts", db_index=False
@@ -209,6 +224,8 @@ class WorkReceipt(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
+            # The export's order: see memory_bundle_order.
+            models.Index(fields=["project", "id"], name="receipt_bundle_order"),
             models.Index(fields=["project", "-created_at"], name="receipt_project_newest"),
             models.Index(fields=["project", "task", "-created_at"], name="receipt_task_newest"),
         ]
@@ -249,7 +266,10 @@ class StateVersion(models.Model):
     """One immutable version of an agent's running summary (docs/architecture.md)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    # Indexed with the id: see Memory.project.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     agent = models.CharField(max_length=100)
     version = models.PositiveIntegerField()
     body = models.TextField()
@@ -259,6 +279,8 @@ class StateVersion(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
+            # The export's order: see memory_bundle_order.
+            models.Index(fields=["project", "id"], name="state_bundle_order"),
             models.Index(fields=["project", "-created_at"], name="state_project_newest"),
         ]
         constraints = [

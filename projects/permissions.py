@@ -8,11 +8,10 @@ owner may grant it to an auditor who is not a member (docs/architecture.md, "The
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
-from guardian.shortcuts import assign_perm, remove_perm
+from django.contrib.auth.models import AbstractBaseUser, Permission
 
 from core.access import ROLE_CAPABILITIES, Capability, Role, privileged
-from projects.models import Membership, Project
+from projects.models import Membership, Project, ProjectUserPermission
 from projects.roles import member_role
 
 # Which object permissions each capability brings.
@@ -41,11 +40,27 @@ def sync_object_permissions(project: Project, user: AbstractBaseUser) -> None:
     wanted = permissions_for_role(
         member_role(project_id=project.pk, user_id=user.pk, active_only=False)
     )
-    for perm in DERIVED_PERMISSIONS:
-        if perm in wanted:
-            assign_perm(f"projects.{perm}", user, project)
-        else:
-            remove_perm(f"projects.{perm}", user, project)
+    # The difference between the rows held and the rows wanted, in one read and at most two
+    # writes: guardian's assign_perm and remove_perm cost a few queries per permission.
+    held = ProjectUserPermission.objects.filter(
+        user_id=user.pk, content_object=project, permission__codename__in=DERIVED_PERMISSIONS
+    )
+    have = set(held.values_list("permission__codename", flat=True))
+    if have - wanted:
+        held.filter(permission__codename__in=have - wanted).delete()
+    if wanted - have:
+        permissions = Permission.objects.filter(
+            content_type__app_label="projects",
+            content_type__model="project",
+            codename__in=wanted - have,
+        )
+        ProjectUserPermission.objects.bulk_create(
+            [
+                ProjectUserPermission(user_id=user.pk, permission=p, content_object=project)
+                for p in permissions
+            ],
+            ignore_conflicts=True,  # a concurrent sync of the same membership wrote it first
+        )
     _sync_staff_flag(user)
 
 

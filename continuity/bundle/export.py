@@ -32,6 +32,10 @@ def bundle_lines(project: Project) -> Iterator[bytes]:
         if own and connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                # Read each table in its (project, id) index's order, rows streaming from the
+                # first: the planner's other choice, a sort of every row, spills a million wide
+                # rows to disk before the first comes out (seconds with nothing to send).
+                cursor.execute("SET LOCAL enable_sort = off")
         writer = Writer()
         yield writer.header(_header(project))
         for kind in TYPES:
