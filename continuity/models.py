@@ -55,9 +55,7 @@ class Memory(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # No index of its own: memory_bundle_order (project, id) serves every lookup by project
     # too.
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="+", db_index=False
-    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
     kind = models.CharField(max_length=16, choices=MemoryKind.choices)
     title = models.CharField(max_length=200, blank=True)
     content = models.TextField()
@@ -106,9 +104,7 @@ class Task(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Indexed with the id: see Memory.project.
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="+", db_index=False
-    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
     title = models.CharField(max_length=200)
     description = models.TextField()
     status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.TODO)
@@ -204,9 +200,7 @@ class WorkReceipt(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Indexed with the id: see Memory.project.
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="+", db_index=False
-    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
     # Indexed by receipt_task_newest, with the project first (docs/scaling.md).
     task = models.ForeignKey(
         Task, on_delete=models.CASCADE, related_name="receipts", db_index=False
@@ -267,9 +261,7 @@ class StateVersion(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     # Indexed with the id: see Memory.project.
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="+", db_index=False
-    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
     agent = models.CharField(max_length=100)
     version = models.PositiveIntegerField()
     body = models.TextField()
