@@ -51,9 +51,10 @@ typecheck: $(VENV)/.dev
 	DEBUG=true $(PY) -m mypy .
 
 # worksteal: a worker that runs out takes the rest of the other's share, so a few long tests
-# (Schemathesis, the 10,000-request flood) do not leave one core idle at the end.
+# (Schemathesis, the 10,000-request flood) do not leave one core idle at the end. The whole
+# suite names its 25 slowest tests: where the next minute of it is.
 pytest: $(VENV)/.dev
-	$(PY) -m pytest -n 2 --dist worksteal -q
+	$(PY) -m pytest -n 2 --dist worksteal -q --durations=25
 
 pytest-quick: $(VENV)/.dev
 	$(PY) -m pytest -n 2 --dist worksteal -q -m "not live"
