@@ -51,13 +51,13 @@ typecheck: $(VENV)/.dev
 	DEBUG=true $(PY) -m mypy .
 
 # worksteal: a worker that runs out takes the rest of the other's share, so a few long tests
-# (Schemathesis, the 10,000-request flood) do not leave one core idle at the end. The whole
-# suite names its 25 slowest tests: where the next minute of it is.
+# (Schemathesis, the 10,000-request flood) do not leave one core idle at the end. Both
+# name their 25 slowest tests: where the next minute is.
 pytest: $(VENV)/.dev
 	$(PY) -m pytest -n 2 --dist worksteal -q --durations=25
 
 pytest-quick: $(VENV)/.dev
-	$(PY) -m pytest -n 2 --dist worksteal -q -m "not live"
+	$(PY) -m pytest -n 2 --dist worksteal -q --durations=25 -m "not live"
 
 # The continuity protocol end to end, against the server `make run` starts.
 smoke: $(VENV)/.dev
