@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Permission
+from django.contrib.contenttypes.models import ContentType
 
 from core.access import ROLE_CAPABILITIES, Capability, Role, privileged
 from projects.models import Membership, Project, ProjectUserPermission
@@ -50,9 +51,7 @@ def sync_object_permissions(project: Project, user: AbstractBaseUser) -> None:
         held.filter(permission__codename__in=have - wanted).delete()
     if wanted - have:
         permissions = Permission.objects.filter(
-            content_type__app_label="projects",
-            content_type__model="project",
-            codename__in=wanted - have,
+            content_type=ContentType.objects.get_for_model(Project), codename__in=wanted - have
         )
         ProjectUserPermission.objects.bulk_create(
             [
