@@ -88,7 +88,7 @@ def main() -> None:
 
 def smoke(env: dict[str, str], url: str, password: str) -> None:
     python = sys.executable
-    oauth = [python, str(SMOKE), "--url", url, "--user", "owner", "--password", password]
+    oauth = [python, str(SMOKE), "--url", url, "--user", "owner", f"--password={password}"]
     oauth += ["--project", "demo", "--mode", "legacy", "--mode-b", "auto"]
     print("== over OAuth, with headless consent", flush=True)
     subprocess.run(oauth, cwd=REPO, env=env, check=True)

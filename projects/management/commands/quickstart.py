@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import string
 from typing import Any
 
 from django.conf import settings
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         if User.objects.exists():
             self.stdout.write("HeyAira: accounts exist already; nothing to set up.")
             return
-        password = secrets.token_urlsafe(15)
+        password = _printable_password()
         User.objects.create_superuser(username=OWNER_USERNAME, email="", password=password)
         project_create(
             slug=DEMO_SLUG,
@@ -47,3 +48,11 @@ class Command(BaseCommand):
                 ]
             )
         )
+
+
+def _printable_password(length: int = 20) -> str:
+    """Letters and digits only (about 119 bits): a token_urlsafe password can start with "-",
+    which a command line then reads as an option when the owner pastes it."""
+    alphabet = string.ascii_letters + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(length))
+
