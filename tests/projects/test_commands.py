@@ -110,7 +110,8 @@ class TestQuickstart:
         owner = get_user_model().objects.get(username="owner")
         assert owner.check_password(password)
         # Pasted on a command line, a password starting with "-" would read as an option.
-        assert password.isalnum() and len(password) == 20
+        assert password.isalnum()
+        assert len(password) == 20
         assert Membership.objects.get(project__slug="demo", user=owner).role == "owner"
         second = run("quickstart")
         assert "password" not in second

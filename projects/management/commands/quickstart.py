@@ -55,4 +55,3 @@ def _printable_password(length: int = 20) -> str:
     which a command line then reads as an option when the owner pastes it."""
     alphabet = string.ascii_letters + string.digits
     return "".join(secrets.choice(alphabet) for _ in range(length))
-
