@@ -5,13 +5,13 @@ from collections import Counter
 import pytest
 from django.db import connection
 
-from tests.factories import World, build_world
+from tests.factories import FAST_PASSWORD_HASHERS
 
 
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings) -> None:
     """In-process tests hash passwords with a fast hasher; live servers keep the real one."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = list(FAST_PASSWORD_HASHERS)
 
 
 @pytest.fixture(autouse=True)
@@ -20,11 +20,6 @@ def fresh_cache() -> None:
     from django.core.cache import cache
 
     cache.clear()
-
-
-@pytest.fixture
-def world(db: None) -> World:
-    return build_world()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -48,5 +43,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 # The `live` marker and its guard (tests/live_marker.py); headless Chromium (tests/browser.py):
-# `chromium`, `browser_context` and `page`; the real ASGI server (tests/live.py): `asgi_server`.
-pytest_plugins = ["pytester", "tests.live_marker", "tests.browser", "tests.live"]
+# `chromium`, `browser_context` and `page`; the real ASGI server (tests/live.py): `asgi_server`;
+# `world`, shared per module where it is safe (tests/world.py); kept PostgreSQL connections
+# (tests/connections.py).
+pytest_plugins = [
+    "pytester",
+    "tests.live_marker",
+    "tests.browser",
+    "tests.live",
+    "tests.world",
+    "tests.connections",
+]

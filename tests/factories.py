@@ -23,6 +23,9 @@ from projects.callers import operator_caller
 from projects.models import Membership, Project
 from projects.services import membership_add, project_create, repository_bind
 
+# In-process tests hash passwords with a fast hasher; live servers keep the real one.
+FAST_PASSWORD_HASHERS = ("django.contrib.auth.hashers.MD5PasswordHasher",)
+
 
 def make_user(username: str, **extra: Any) -> User:
     return get_user_model().objects.create_user(
