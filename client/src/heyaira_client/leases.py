@@ -128,8 +128,12 @@ async def keep_lease(
     kept = KeptLease()
 
     async def beat() -> None:
+        # A fixed cadence: a slow answer does not push the next beat back by its own length,
+        # so a busy server eats into the lease's slack once, not twice.
+        due = anyio.current_time()
         while True:
-            await anyio.sleep(every)
+            due = max(due + every, anyio.current_time())
+            await anyio.sleep_until(due)
             try:
                 await heyaira.task_heartbeat(task_id, session_ref=session_ref)
             except ToolError as error:
