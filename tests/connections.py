@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from pytest_django import DjangoDbBlocker
 
@@ -23,8 +24,6 @@ KEPT_SECONDS = 600
 
 def _keeps_connections() -> bool:
     """Direct PostgreSQL only: PgBouncer's pass keeps the settings it tests (docs/scaling.md)."""
-    from django.conf import settings
-
     return connection.vendor == "postgresql" and not settings.DATABASE_PGBOUNCER
 
 
