@@ -4,6 +4,8 @@ It imports nothing of the server: it speaks the public MCP contract (the server'
 through the official `mcp` SDK.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from heyaira_client.brief import render_brief
 from heyaira_client.errors import (
     CredentialMissing,
@@ -19,7 +21,6 @@ from heyaira_client.journal import Journal
 from heyaira_client.leases import LeaseBook, keep_lease
 from heyaira_client.models import Context, Identity, Recovery, TaskDetail, TaskUpdate, Written
 from heyaira_client.profile import Profile, SummarySettings, load_profile, save_profile
-from heyaira_client.session import HeyAira, check_identity
 from heyaira_client.summary import (
     CommandSummarizer,
     RunningSummary,
@@ -27,6 +28,24 @@ from heyaira_client.summary import (
     Turn,
     accept_summary,
 )
+
+if TYPE_CHECKING:
+    from heyaira_client.session import HeyAira, check_identity
+
+# The connection (and with it the MCP SDK, most of the package's import time) loads on first use:
+# `heyaira` commands and hooks that never connect start without it.
+_LAZY = {"HeyAira": "heyaira_client.session", "check_identity": "heyaira_client.session"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'heyaira_client' has no attribute {name!r}")
+
 
 __all__ = [
     "CommandSummarizer",

@@ -11,21 +11,27 @@ import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from heyaira_client import hooks, installers
 from heyaira_client.brief import render_brief
-from heyaira_client.bundle import export_bundle, import_bundle
-from heyaira_client.errors import HeyAiraClientError, LostResponse, ProfileError
+from heyaira_client.errors import (
+    HeyAiraClientError,
+    LostResponse,
+    ProfileError,
+    find_client_error,
+)
 from heyaira_client.failures import describe
 from heyaira_client.leases import LeaseBook, lease_length, renew_due
 from heyaira_client.models import Identity
-from heyaira_client.oauth import login_provider, loopback_listener, open_in_browser, print_only
 from heyaira_client.profile import Profile, load_profile, save_profile
-from heyaira_client.session import HeyAira, find_client_error
-from heyaira_client.tokens import FileTokenStorage
+
+# The MCP SDK (most of a command's start-up time) is loaded only by commands that connect: a
+# hook with nothing to send, `hooks install` or `profile add` starts in a fraction of the time.
+if TYPE_CHECKING:
+    from heyaira_client.session import HeyAira
 
 SESSION_REF_VARIABLE = hooks.SESSION_REF_VARIABLE
 
@@ -35,6 +41,8 @@ def _emit(data: Any) -> None:
 
 
 def _run(profile: Profile, work: Callable[[HeyAira], Awaitable[Any]]) -> Any:
+    from heyaira_client.session import HeyAira
+
     async def body() -> Any:
         async with HeyAira(profile) as heyaira:
             return await work(heyaira)
@@ -74,6 +82,10 @@ def cmd_login(options: argparse.Namespace) -> None:
     profile = load_profile(options.profile)
     if profile.credential != "oauth":
         raise ProfileError(f"profile {profile.name} uses {profile.credential}, not oauth")
+    from heyaira_client.oauth import login_provider, loopback_listener, open_in_browser, print_only
+    from heyaira_client.session import HeyAira
+    from heyaira_client.tokens import FileTokenStorage
+
     open_url = print_only if options.no_browser else open_in_browser
 
     async def body() -> Identity:
@@ -187,6 +199,8 @@ def cmd_heartbeat(options: argparse.Namespace) -> None:
     if not session_ref:
         raise ProfileError(f"give --session-ref or set {SESSION_REF_VARIABLE}")
     book = LeaseBook()
+    if options.if_due and not options.task_id and not book.due(profile.name, session_ref):
+        return  # nothing a third through: no connection at all
 
     async def work(heyaira: HeyAira) -> Any:
         await heyaira.verify()
@@ -292,6 +306,8 @@ def _hook_input() -> dict[str, Any]:
 
 
 def cmd_export(options: argparse.Namespace) -> None:
+    from heyaira_client.bundle import export_bundle
+
     profile = load_profile(options.profile)
     _run(profile, lambda h: h.verify())  # the profile's server, instance and project, first
     if options.output:
@@ -304,6 +320,8 @@ def cmd_export(options: argparse.Namespace) -> None:
 
 
 def cmd_import(options: argparse.Namespace) -> None:
+    from heyaira_client.bundle import import_bundle
+
     profile = load_profile(options.profile)
     _run(profile, lambda h: h.verify())  # the profile's server, instance and project, first
     try:

@@ -96,3 +96,19 @@ class LostResponse(HeyAiraClientError):
 class SummaryRejected(HeyAiraClientError):
     """A summarizer's reply is not a running summary (refusal, error text, no heading, too
     long); it is never stored."""
+
+
+def find_client_error(error: BaseException) -> HeyAiraClientError | None:
+    """Our own typed error inside whatever the SDK wrapped it in (exception groups, causes)."""
+    if isinstance(error, HeyAiraClientError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            if (found := find_client_error(inner)) is not None:
+                return found
+    for linked in (error.__cause__, error.__context__):
+        if linked is not None and linked is not error:
+            found = find_client_error(linked)
+            if found is not None:
+                return found
+    return None

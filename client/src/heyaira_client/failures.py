@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import httpx2
-
-from heyaira_client.errors import ServerFault
-from heyaira_client.session import find_client_error
+from heyaira_client.errors import ServerFault, find_client_error
 
 
 def leaves(error: BaseException) -> Iterator[BaseException]:
@@ -29,6 +26,8 @@ def leaves(error: BaseException) -> Iterator[BaseException]:
 
 def describe(error: BaseException, *, url: str, timeout: float | None = None) -> str:
     """What went wrong, in one line that names the server."""
+    import httpx2  # here, not at the top: a hook that never fails never loads it
+
     found = find_client_error(error)
     if found is not None:
         return str(found)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -29,8 +29,10 @@ from heyaira_client.errors import HeyAiraClientError, ToolError
 from heyaira_client.failures import describe
 from heyaira_client.leases import LeaseBook, RenewPass, lease_length, renew_due
 from heyaira_client.profile import Profile, load_profile
-from heyaira_client.session import HeyAira
 from heyaira_client.summary import CommandSummarizer, RunningSummary, Turn
+
+if TYPE_CHECKING:  # the MCP SDK loads only when a connection is made
+    from heyaira_client.session import HeyAira
 
 SESSION_REF_VARIABLE = "HEYAIRA_SESSION_REF"
 WAIT_VARIABLE = "HEYAIRA_HOOK_WAIT"  # 1: the PreCompact hook waits for its update (tests)
@@ -78,6 +80,8 @@ def _profile(name: str | None) -> Profile:
 def within(profile: Profile, timeout: float, work: Callable[[HeyAira], Awaitable[T]]) -> T:
     """`work` on a connection to the profile's server, all of it within `timeout` seconds; any
     failure becomes a HookFailure naming the cause."""
+
+    from heyaira_client.session import HeyAira
 
     async def body() -> T:
         with anyio.fail_after(timeout):

@@ -18,13 +18,15 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from heyaira_client.errors import ToolError
 from heyaira_client.paths import state_dir, write_private
-from heyaira_client.session import HeyAira
+
+if TYPE_CHECKING:  # the MCP SDK loads only when a connection is made
+    from heyaira_client.session import HeyAira
 
 # A heartbeat is due once this share of the lease has gone by: two more chances before it ends.
 RENEW_FRACTION = 1 / 3

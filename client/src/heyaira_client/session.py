@@ -33,6 +33,7 @@ from heyaira_client.errors import (
     ServerFault,
     ServerRefused,
     ToolError,
+    find_client_error,
 )
 from heyaira_client.journal import Entry, Journal
 from heyaira_client.models import (
@@ -72,22 +73,6 @@ def check_identity(profile: Profile, identity: Identity) -> None:
         raise ProfileMismatch(
             "write_context", json.dumps(expected.as_json()), json.dumps(identity.raw)
         )
-
-
-def find_client_error(error: BaseException) -> HeyAiraClientError | None:
-    """Our own typed error inside whatever the SDK wrapped it in (exception groups, causes)."""
-    if isinstance(error, HeyAiraClientError):
-        return error
-    if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:
-            if (found := find_client_error(inner)) is not None:
-                return found
-    for linked in (error.__cause__, error.__context__):
-        if linked is not None and linked is not error:
-            found = find_client_error(linked)
-            if found is not None:
-                return found
-    return None
 
 
 class HeyAira:

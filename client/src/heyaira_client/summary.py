@@ -23,14 +23,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
 from heyaira_client.errors import HeyAiraClientError, SummaryRejected, ToolError
 from heyaira_client.paths import private_dir, state_dir, write_private
 from heyaira_client.profile import Profile, SummarySettings
-from heyaira_client.session import HeyAira
+
+if TYPE_CHECKING:  # the MCP SDK loads only when a connection is made
+    from heyaira_client.session import HeyAira
 
 HEADING = "# Running summary"
 
@@ -183,6 +185,13 @@ def _epoch(rfc3339: str) -> float | None:
         return None
 
 
+def _connection(profile: Profile) -> HeyAira:
+    """A connection to the profile's server; the MCP SDK is loaded here, when one is needed."""
+    from heyaira_client.session import HeyAira
+
+    return HeyAira(profile)
+
+
 class RunningSummary:
     def __init__(
         self,
@@ -199,7 +208,7 @@ class RunningSummary:
         self.agent = agent or profile.agent
         self.summarizer = summarizer
         self.settings = settings or profile.summary
-        self._connect = connect or (lambda: HeyAira(profile))
+        self._connect = connect or (lambda: _connection(profile))
         directory = private_dir(lock_dir or state_dir() / "summaries")
         self._lock_path = directory / f"{profile.name}-{self.agent}.lock"
         # What the last update stored, kept between processes (a hook runs once per turn).
