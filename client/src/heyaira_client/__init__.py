@@ -29,22 +29,22 @@ from heyaira_client.summary import (
     accept_summary,
 )
 
+# The connection (and with it the MCP SDK, most of the package's import time) loads on first use:
+# `heyaira` commands and hooks that never connect start without it. Type checkers see the plain
+# import, so a misspelt name is still an error to them.
 if TYPE_CHECKING:
     from heyaira_client.session import HeyAira, check_identity
+else:
+    _LAZY = {"HeyAira": "heyaira_client.session", "check_identity": "heyaira_client.session"}
 
-# The connection (and with it the MCP SDK, most of the package's import time) loads on first use:
-# `heyaira` commands and hooks that never connect start without it.
-_LAZY = {"HeyAira": "heyaira_client.session", "check_identity": "heyaira_client.session"}
+    def __getattr__(name: str) -> Any:
+        if name in _LAZY:
+            import importlib
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'heyaira_client' has no attribute {name!r}")
+            value = getattr(importlib.import_module(_LAZY[name]), name)
+            globals()[name] = value
+            return value
+        raise AttributeError(f"module 'heyaira_client' has no attribute {name!r}")
 
 
 __all__ = [
