@@ -1,11 +1,16 @@
 """A crashed agent's claim comes back, and the agent cannot come back to it: two `heyaira`
 command-line agents, on two API keys, against a live server on PostgreSQL.
 
-Agent A claims the next task with a 30-second lease and works (its loop renews the lease with
-`heyaira heartbeat --if-due`, as the hooks do), then is SIGKILLed. Agent B's `claim --next` gets
-nothing while the lease is live, and the task once the server's clock passes its expiry. A
-restarted A, reusing its old version and session, is refused (stale_version, lease_lost) and
-leaves no receipt; the audit log has the claim, the takeover and the refusals in that order.
+Agent A claims the next task with a 12-second lease and works (its loop renews the lease with
+`heyaira heartbeat --if-due` every third of it, as the hooks do), then is SIGKILLed. Agent B's
+`claim --next` gets nothing while the lease is live, and the task once the server's clock passes
+its expiry. A restarted A, reusing its old version and session, is refused (stale_version,
+lease_lost) and leaves no receipt; the audit log has the claim, the takeover and the refusals in
+that order.
+
+The server is this module's own, with its lease floor lowered (HEYAIRA_LEASE_MIN_SECONDS) so the
+lease can be 12 s instead of the production floor's 30: the same three beats per lease, in 40% of
+the waiting. A renewal still has 8 s of slack for a command that starts in about a second.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,10 +31,21 @@ import pytest
 from heyaira_client import Profile
 from tests.client.conftest import Home, Seat
 from tests.client.test_cli import create_task
+from tests.live import LiveServer, serving
 
 pytestmark = [pytest.mark.live_server, pytest.mark.postgres]
 
-LEASE = 30
+LEASE = 12
+BEAT = LEASE // 3  # agent A's loop: a heartbeat is due once a third of the lease has gone by
+POLL = 1  # agent B's pause between claims after the kill
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, live_processes: None) -> Iterator[LiveServer]:
+    """`seat` (tests/client/conftest.py) makes its project on this server."""
+    yield from serving(
+        tmp_path_factory.mktemp("lease-crash"), extra_env={"HEYAIRA_LEASE_MIN_SECONDS": "1"}
+    )
 
 
 def second_home(home: Home, tmp_path: Path, key: str, profile: Profile) -> Home:
@@ -111,12 +128,12 @@ def test_a_killed_agents_task_is_taken_over_after_its_lease_and_the_agent_is_fen
     agent_b = second_home(home, tmp_path, b_key, profile)
     task_id = anyio.run(create_task, seat)
 
-    # Agent A: claim, then work, renewing what is due every 10 s, until it is killed.
+    # Agent A: claim, then work, renewing what is due every third of the lease, until killed.
     a_env = {**home.env, "HEYAIRA_SESSION_REF": "agent-a-1"}
     heyaira = f"{sys.executable} -m heyaira_client"
     work = (
         f"{heyaira} claim --next --lease-seconds {LEASE} || exit 1\n"
-        f"while true; do sleep 10; {heyaira} heartbeat --if-due; done\n"
+        f"while true; do sleep {BEAT}; {heyaira} heartbeat --if-due; done\n"
     )
     agent_a = subprocess.Popen(
         ["sh", "-c", work], env=a_env, stdout=subprocess.PIPE, text=True, start_new_session=True
@@ -138,7 +155,7 @@ def test_a_killed_agents_task_is_taken_over_after_its_lease_and_the_agent_is_fen
             break
         assert "nothing to claim" in taken.stdout
         assert attempts < 60, "the expired lease was never taken over"
-        time.sleep(2)
+        time.sleep(POLL)
     claimed_at = datetime.now().astimezone()
     assert claimed_at >= datetime.fromisoformat(expires_at)
     assert f"claimed {task_id}: in_progress, version 3" in taken.stdout
