@@ -1,9 +1,8 @@
-"""The real ASGI app in a process of its own, and a headless browser that signs in and consents.
+"""The real ASGI app in a subprocess, and a headless browser that signs in and consents.
 
 `asgi_server` starts `uvicorn heyaira.asgi:application` on 127.0.0.1 with a free port, its own
 database (a SQLite file, or a fresh PostgreSQL database when the test run uses PostgreSQL),
-DEBUG off and test secrets; the process is forked from one that has the libraries imported
-already (tests/forked.py). Tests and server share data only through that database: set it up
+DEBUG off and test secrets. Tests and server share data only through that database: set it up
 with `server.run_python(...)` / `server.add_person(...)` (manage.py against the same database,
 run by one helper process per server, tests/live_shell.py), and talk to the server over HTTP.
 
@@ -24,6 +23,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import shutil
 import socket
 import sqlite3
@@ -36,7 +36,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -48,8 +47,6 @@ from django.conf import settings
 from mcp.shared.auth import AuthorizationCodeResult
 
 from scripts.continuity_protocol_smoke import MemoryStorage, forms_of
-from tests import forked
-from tests.forked import ForkedProcess
 
 REPO = Path(__file__).resolve().parent.parent
 LIVE_SECRET_KEY = "live-test-secret-key-not-for-production-0123456789abcdef"
@@ -61,11 +58,9 @@ class LiveServer:
     url: str  # http://127.0.0.1:<port>, also HEYAIRA_PUBLIC_URL unless given another
     env: dict[str, str]
     log_path: Path
-    # uvicorn is forked (tests/forked.py); gunicorn, the production command, is a new process.
-    process: subprocess.Popen[bytes] | ForkedProcess | None = None
+    process: subprocess.Popen[bytes] | None = None
     # tests/live_shell.py: manage.py's commands, one process for all of them (started lazily).
-    shell: ForkedProcess | None = None
-    _shell_connection: Connection | None = field(default=None, repr=False)
+    shell: subprocess.Popen[str] | None = None
     _shell_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -88,26 +83,20 @@ class LiveServer:
 
     def _shell_call(self, args: list[str], timeout: float = 300) -> dict[str, Any]:
         if self.shell is None or self.shell.poll() is not None:
-            self.close_shell()
-            self.shell, self._shell_connection = _start_shell(
-                self.env, self.log_path.with_name("manage.log")
-            )
-        assert self._shell_connection is not None
-        self._shell_connection.send(args)
-        try:
-            answer = self._shell_connection.recv() if self._shell_connection.poll(timeout) else None
-        except EOFError:
-            answer = None
-        if answer is None:
+            self.shell = _start_shell(self.env, self.log_path.with_name("manage.log"))
+        assert self.shell.stdin is not None
+        assert self.shell.stdout is not None
+        self.shell.stdin.write(json.dumps(args) + "\n")
+        self.shell.stdin.flush()
+        ready, _, _ = select.select([self.shell.stdout], [], [], timeout)
+        line = self.shell.stdout.readline() if ready else ""
+        if not line:
             self.close_shell()
             log = self.log_path.with_name("manage.log").read_text(errors="replace")
             raise RuntimeError(f"manage.py {args[0]} gave no answer within {timeout}s:\n{log}")
-        return dict(answer)
+        return dict(json.loads(line))
 
     def close_shell(self) -> None:
-        if self._shell_connection is not None:
-            self._shell_connection.close()  # the shell's loop ends at the end of its input
-            self._shell_connection = None
         if self.shell is not None:
             _stop(self.shell)
             self.shell = None
@@ -308,14 +297,14 @@ def start_live_server(
         # From the repository, so that gunicorn reads gunicorn.conf.py as in production.
         command = [str(Path(sys.executable).parent / "gunicorn"), "heyaira.asgi:application"]
         command += ["-k", "runtime.workers.BalancedUvicornWorker", "--bind", f"127.0.0.1:{port}"]
-        with server.log_path.open("wb") as log:
-            server.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)
     else:
-        # `python -m uvicorn ARGS`, forked. uvicorn's own X-Forwarded-For trust stays off:
-        # HEYAIRA_TRUSTED_PROXIES decides.
-        arguments = ["heyaira.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-        arguments += ["--no-proxy-headers"] + ([] if access_log else ["--no-access-log"])
-        server.process = forked.run_module("uvicorn", arguments, env, REPO, server.log_path)
+        # uvicorn's own X-Forwarded-For trust stays off: HEYAIRA_TRUSTED_PROXIES decides.
+        command = [sys.executable, "-m", "uvicorn", "heyaira.asgi:application"]
+        command += ["--host", "127.0.0.1", "--port", str(port), "--no-proxy-headers"]
+    if not access_log and not gunicorn:
+        command.append("--no-access-log")
+    log = server.log_path.open("wb")
+    server.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)
     _wait_until_up(server)
     return server, pg_name
 
@@ -356,12 +345,22 @@ def _wait_until_up(server: LiveServer, timeout: float = 60.0) -> None:
     raise RuntimeError(f"the server did not answer within {timeout}s:\n{server.log_text()}")
 
 
-def _start_shell(env: dict[str, str], log_path: Path) -> tuple[ForkedProcess, Connection]:
+def _start_shell(env: dict[str, str], log_path: Path) -> subprocess.Popen[str]:
     # Plain connections, closed after each command: none stays open between calls.
-    return forked.run_shell({**env, "DATABASE_POOL_SIZE": "0"}, REPO, log_path)
+    shell_env = {**env, "DATABASE_POOL_SIZE": "0"}
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.live_shell"],
+            cwd=REPO,
+            env=shell_env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
 
 
-def _stop(process: subprocess.Popen[Any] | ForkedProcess) -> None:
+def _stop(process: subprocess.Popen[Any]) -> None:
     if process.poll() is None:
         process.terminate()
         try:

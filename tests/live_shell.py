@@ -1,12 +1,12 @@
 """`manage.py ARGS` against a live server's database, many times over in one process.
 
-tests/live.py starts one of these beside each live server (forked with the server's environment,
-tests/forked.py) the first time a test runs a manage.py command or Python against that server's
-database. Each request on the connection is a list of arguments; they are run exactly as
-`manage.py` runs them (Django's ManagementUtility, system checks included), and the answer is
-the exit status and what the command wrote to stdout and stderr. A new `manage.py` process per
-call would import Django and the project again each time (a second or more under load, hundreds
-of times in a test run).
+tests/live.py starts one of these beside each live server (`python -m tests.live_shell`, with
+the server's environment) the first time a test runs a manage.py command or Python against that
+server's database. Each request line on stdin is a JSON list of arguments; they are run exactly
+as `manage.py` runs them (Django's ManagementUtility, system checks included), and one JSON line
+answers with the exit status and what the command wrote to stdout and stderr. A new
+`manage.py` process per call would import Django and the project again each time (a second or
+more under load, hundreds of times in a test run).
 
 What one process could carry from a call to the next is cleared after each: database
 connections are closed (the live server's database sees none left open) and in-process caches
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import sys
 import traceback
-from multiprocessing.connection import Connection
 from typing import Any
 
 
@@ -55,16 +56,20 @@ def _reset() -> None:
             cache.clear()
 
 
-def serve(connection: Connection) -> None:
-    """Answer each request until the other end closes the connection. Stdout and stderr are the
-    shell's log: whatever else a command writes outside its captured streams lands there."""
+def main() -> None:
+    # Answers go out on the original stdout only; anything else that writes to file
+    # descriptor 1 (a log handler, a C library) lands in stderr, the helper's log.
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = os.fdopen(1, "w", encoding="utf-8", closefd=False)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "heyaira.settings")
     import django
 
     django.setup()
-    while True:
-        try:
-            args = connection.recv()
-        except EOFError:
-            return
-        connection.send(run(list(args)))
+    for line in sys.stdin:
+        answers.write(json.dumps(run(json.loads(line))) + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    main()
