@@ -4,8 +4,8 @@ Descriptions are written for a model reading tools/list: what the tool is for in
 protocol, when to call it, and the rules its inputSchema cannot state, in a sentence or three;
 what each error code asks of the agent is said once, in INSTRUCTIONS. Each tool's schemas are
 generated from its input and output models (continuity.mcp.schemas). What a model reads of
-tools/list (name, description and inputSchema) stays within 12,000 bytes, with room for the
-tools still to come (tests/mcp/test_tool_schema_portability.py pins it).
+tools/list (name, description, inputSchema and _meta) stays within 12,000 bytes, with room for
+the tools still to come (tests/continuity/mcp/test_tool_schema_portability.py pins it).
 """
 
 from __future__ import annotations

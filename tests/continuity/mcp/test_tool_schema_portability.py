@@ -43,6 +43,7 @@ from tests.continuity.mcp.profile import (
     profile_faults,
     strict_refusal,
 )
+from tests.live import REPO
 
 # The limit, and today's figure. The figure is pinned exactly so that every change to what a
 # model reads is a decision: update it in the same change, and say why it moved. The profile
@@ -52,6 +53,7 @@ LIMIT = 12_000
 MODEL_VISIBLE_BYTES = 11_234
 INSTRUCTIONS_LIMIT = 2_048  # characters Claude Code keeps of a server's instructions
 FIRST_TURN = ("server_identity", "continuity_context", "task_claim_next")
+TOOLS_PAGE = REPO / "docs" / "tools.md"  # states the figure to people
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -91,6 +93,7 @@ def test_what_a_model_reads_fits_the_budget(mcp_world: McpWorld, era: str):
     print(f"{era} model-visible tools/list: {total:,} bytes (limit {LIMIT:,})")
     assert total <= LIMIT
     assert total == MODEL_VISIBLE_BYTES, "what a model reads changed: update the pin, on purpose"
+    assert f"is {MODEL_VISIBLE_BYTES:,} bytes for the 13 tools" in TOOLS_PAGE.read_text()
 
 
 @pytest.mark.parametrize("era", ERAS)
