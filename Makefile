@@ -11,7 +11,7 @@ PORT ?= 8000
 # collection, and every server or command a test starts skips compiling the project again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test check lint typecheck pytest pytest-quick smoke conformance-tools web-tools clean
+.PHONY: run test check lint typecheck pytest pytest-quick smoke conformance-tools web-tools model-clients clean
 
 $(VENV)/.runtime: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -79,6 +79,12 @@ conformance-tools:
 # except in CI.
 web-tools:
 	scripts/install_web_tools.sh
+
+# The Gemini CLI and the Codex CLI, with Node 22, in .tools/model-clients (npm registry, pinned by
+# scripts/model-clients/package-lock.json): tests/continuity/mcp/test_model_clients.py loads the
+# server in each; without them it is skipped, except in CI.
+model-clients:
+	scripts/install_model_clients.sh
 
 clean:
 	rm -rf $(VENV) var .tools .pytest_cache .mypy_cache .ruff_cache

@@ -70,34 +70,53 @@ class WriteInput(Input):
     write_context: WriteContextInput
 
 
+RepositoryName = Annotated[
+    str,
+    Field(
+        min_length=3,
+        max_length=201,
+        pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
+        description="owner/name, bound to this project",
+    ),
+]
+
+
+GitBranch = Annotated[BranchName, Field(max_length=200)]
+CommitId = Annotated[str, Field(pattern=r"^[0-9a-f]{7,64}$")]
+
+
 class RepositoryRefInput(Input):
     # Where the work lives in Git: a repository bound to this project, a branch, a commit.
 
-    repository: Annotated[
-        str,
-        Field(
-            min_length=3,
-            max_length=201,
-            pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
-            description="owner/name, bound to this project",
-        ),
-    ]
-    branch: Annotated[BranchName, Field(max_length=200)] | None = None
-    commit: (
-        Annotated[
-            str,
-            Field(pattern=r"^[0-9a-f]{7,64}$"),
-        ]
-        | None
-    ) = None
+    repository: RepositoryName
+    branch: GitBranch | None = None
+    commit: CommitId | None = None
+
+
+class RepositoryRefChange(Input):
+    # task_update's repository_ref: a new reference, or {} to clear it. The profile model APIs
+    # share has no "this object or null", so the empty object says "none".
+    model_config = ConfigDict(
+        json_schema_extra={"description": "{repository, branch?, commit?}; {} clears it."}
+    )
+
+    repository: RepositoryName | None = None
+    branch: GitBranch | None = None
+    commit: CommitId | None = None
+
+    @model_validator(mode="after")
+    def _repository_or_nothing(self) -> RepositoryRefChange:
+        if self.repository is None and (self.branch is not None or self.commit is not None):
+            raise ValidationError(
+                "A repository_ref names its repository (owner/name); send {} to clear it.",
+                fields={"repository_ref.repository": "is required with a branch or a commit"},
+            )
+        return self
 
 
 class TestRunInput(Input):
     name: Annotated[RequiredText, Field(max_length=300, description="The test or command run.")]
     result: Literal["passed", "failed", "skipped", "error"]
-
-
-CommitId = Annotated[str, Field(pattern=r"^[0-9a-f]{7,64}$")]
 
 
 class WorkReceiptInput(Input):
@@ -143,7 +162,7 @@ class MemoryAddInput(WriteInput):
                     "source": {"pattern": NOT_BLANK_PATTERN},
                 },
             },
-            "else": {"properties": {"supersedes": {"type": "null"}}},
+            "else": {"not": {"required": ["supersedes"]}},
         }
     )
 
@@ -287,18 +306,16 @@ class ReceiptListInput(Input):
 # document; MCP tool schemas leave root combinators out and the tool description states it).
 _SOME_CHANGE: dict[str, Any] = {
     "anyOf": [
-        {"required": ["repository_ref"]},
-        *(
-            {"required": [name], "properties": {name: {"type": kind}}}
-            for name, kind in (
-                ("status", "string"),
-                ("next_step", "string"),
-                ("blockers", "array"),
-                ("blocked_by", "array"),
-                ("handoff_note", "string"),
-                ("work_receipt", "object"),
-            )
-        ),
+        {"required": [name], "properties": {name: {"type": kind}}}
+        for name, kind in (
+            ("status", "string"),
+            ("next_step", "string"),
+            ("blockers", "array"),
+            ("blocked_by", "array"),
+            ("handoff_note", "string"),
+            ("repository_ref", "object"),
+            ("work_receipt", "object"),
+        )
     ]
 }
 
@@ -324,7 +341,7 @@ class TaskUpdateInput(WriteInput):
     next_step: Annotated[Text, Field(max_length=2000)] | None = None
     blockers: BlockerList | None = None
     handoff_note: Annotated[Text, Field(max_length=4000)] | None = None
-    repository_ref: RepositoryRefInput | None = None
+    repository_ref: RepositoryRefChange | None = None
     blocked_by: BlockedBy | None = None
     work_receipt: WorkReceiptInput | None = None
     session_ref: SessionRef | None = None
@@ -332,13 +349,14 @@ class TaskUpdateInput(WriteInput):
 
     @model_validator(mode="after")
     def _changes_something(self) -> TaskUpdateInput:
-        # A null is no change (clients often send every optional field), except for
-        # repository_ref, where null clears the reference. Who writes (session_ref) and for how
-        # long a lease lasts change nothing by themselves: task_heartbeat renews a lease.
+        # A null is no change (clients often send every optional field); an explicit value
+        # clears ("" for a text, [] for a list, {} for repository_ref). Who writes (session_ref)
+        # and for how long a lease lasts change nothing by themselves: task_heartbeat renews a
+        # lease.
         changes = {
             name
             for name in self.model_fields_set - UPDATE_CONTEXT
-            if getattr(self, name) is not None or name == "repository_ref"
+            if getattr(self, name) is not None
         }
         if not changes:
             message = f"{NOTHING_TO_UPDATE[0].upper()}{NOTHING_TO_UPDATE[1:]}."

@@ -6,10 +6,13 @@
 
 The key needs continuity:read and continuity:write on a project (it writes one decision, one
 task with a receipt and one running summary there). The output is one JSON object: for each
-example, the arguments sent and the structured result (a tool error's `error` included).
-`--update FILE` writes each example into FILE's ```json block after its
-`<!-- example: NAME -->` marker, so the documented results are real ones;
-tests/docs/test_tool_examples_doc.py checks that they still have the keys a live server returns.
+example, the arguments sent and the structured result (a tool error's `error` included), and the
+`resume` prompt's brief. `--update FILE` writes each example into FILE's ```json block after its
+`<!-- example: NAME -->` marker, the brief into the ```markdown block after
+`<!-- prompt: resume -->`, and what each result costs (compact JSON bytes, what a model reads of
+it) into the table between `<!-- result-bytes -->` and `<!-- /result-bytes -->`, so the
+documented results are real ones; tests/docs/test_tool_examples_doc.py checks that they still
+have the keys a live server returns, and that the table is the examples' own figures.
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 Examples = dict[str, dict[str, Any]]
 MARKER = re.compile(r"(<!-- example: (\S+) -->\n```json\n)(.*?)(\n```)", re.DOTALL)
+PROMPT = re.compile(r"(<!-- prompt: resume -->\n```markdown\n)(.*?)(^```)", re.DOTALL | re.M)
+COSTS = re.compile(r"(<!-- result-bytes -->\n)(.*?)(<!-- /result-bytes -->)", re.DOTALL)
+BRIEF = "prompt: resume"  # the key the brief goes under in the output
+TOOLS_LIST = "tools/list"  # and what a model reads of tools/list
 SUMMARY = """# Running summary
 
 Goal: ship the quick start.
@@ -179,7 +186,36 @@ async def collect(url: str, api_key: str) -> Examples:
                 "session_ref": f"example-claimer-{run}",
             },
         )
+        prompt = await client.get_prompt("resume")
+        text = "".join(m.content.text for m in prompt.messages if m.content.type == "text")
+        examples[BRIEF] = {"prompt": "resume", "text": text}
+        listed = await client.list_tools()
+        tools = [
+            tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listed.tools
+        ]
+        examples[TOOLS_LIST] = {"bytes": sum(model_visible(tool) for tool in tools)}
     return examples
+
+
+def compact(value: Any) -> int:
+    """Bytes of `value` as compact UTF-8 JSON: what a client hands a model of a result."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def model_visible(tool: dict[str, Any]) -> int:
+    """Bytes a model reads of one tools/list entry: name, description, inputSchema, _meta."""
+    return compact(
+        {key: tool[key] for key in ("name", "description", "inputSchema", "_meta") if key in tool}
+    )
+
+
+def cost_table(examples: Examples) -> str:
+    """One row per example result: the tool, and its bytes (structuredContent, compact)."""
+    rows = ["| example | tool | bytes |", "| --- | --- | --: |"]
+    for name, example in examples.items():
+        if "tool" in example:
+            rows.append(f"| `{name}` | `{example['tool']}` | {compact(example['result']):,} |")
+    return "\n".join(rows) + "\n"
 
 
 def update(document: Path, examples: Examples) -> list[str]:
@@ -194,7 +230,14 @@ def update(document: Path, examples: Examples) -> list[str]:
         body = json.dumps(examples[name], indent=2, ensure_ascii=False)
         return f"{match.group(1)}{body}{match.group(4)}"
 
-    document.write_text(MARKER.sub(replace, document.read_text()))
+    text = MARKER.sub(replace, document.read_text())
+    if BRIEF in examples:
+        brief = examples[BRIEF]["text"].rstrip("\n") + "\n"
+        text = PROMPT.sub(lambda m: f"{m.group(1)}{brief}{m.group(3)}", text)
+    # In the page's order, from what the page now shows.
+    tools = {m.group(2): json.loads(m.group(3)) for m in MARKER.finditer(text)}
+    text = COSTS.sub(lambda m: f"{m.group(1)}{cost_table(tools)}{m.group(3)}", text)
+    document.write_text(text)
     return missing
 
 

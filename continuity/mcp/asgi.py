@@ -28,7 +28,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from continuity.mcp import jsonrpc
+from continuity.mcp import jsonrpc, prompts
 from continuity.mcp.calls import CallContext, handle_tools_call
 from continuity.mcp.tools import TOOLS
 from continuity.mcp.unavailable import unavailable_answer
@@ -116,13 +116,15 @@ async def _authenticate(
     request: Request, request_id: str, checked: jsonrpc.Envelope | jsonrpc.Batch
 ) -> Caller:
     """The Caller of a request the SDK serves, or the refusal to raise: 401, the step-up 403
-    of any tool it calls (its operation's own first check: in a batch, the first such call
-    refuses the whole batch, since one HTTP answer has one status and nothing may have run),
-    or Unavailable when the database cannot say (already audited, or queued for the audit log
-    when no database thread even came free)."""
+    of any tool it calls or prompt it gets (its operations' own first check: in a batch, the
+    first such call refuses the whole batch, since one HTTP answer has one status and nothing
+    may have run), or Unavailable when the database cannot say (already audited, or queued for
+    the audit log when no database thread even came free)."""
     authorization = request.headers.get("authorization")
-    names = [envelope.tool_name for envelope in jsonrpc.messages_of(checked)]
+    messages = jsonrpc.messages_of(checked)
+    names = [envelope.tool_name for envelope in messages]
     operations = [TOOLS[name].operation for name in names if name in TOOLS]
+    operations += [op for one in messages for op in prompts.operations_of(one.prompt_name)]
 
     def unit() -> Caller:
         caller = authn.authenticate(

@@ -96,7 +96,15 @@ class Envelope:
     @property
     def tool_name(self) -> str | None:
         """The tool a tools/call names, if it names one."""
-        if self.message.get("method") != "tools/call":
+        return self._name_for("tools/call")
+
+    @property
+    def prompt_name(self) -> str | None:
+        """The prompt a prompts/get names, if it names one."""
+        return self._name_for("prompts/get")
+
+    def _name_for(self, method: str) -> str | None:
+        if self.message.get("method") != method:
             return None
         params = self.message.get("params")
         name = params.get("name") if isinstance(params, dict) else None

@@ -1,4 +1,5 @@
-"""The SDK's part of /mcp: initialize, tools/list, notifications and the 2026-07-28 envelope.
+"""The SDK's part of /mcp: initialize, tools/list, prompts, notifications and the 2026-07-28
+envelope.
 
 Built on the official SDK's low-level Server; the Streamable HTTP session manager (stateless,
 JSON responses) serves the handshake era (2025-03-26 .. 2025-11-25) and the stateless 2026-07-28
@@ -19,6 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPError
 
+from continuity.mcp import prompts
 from continuity.mcp.calls import CallContext, error_result, handle_tools_call, rpc_error
 from continuity.mcp.tools import INSTRUCTIONS, SPECS
 from identity import authn
@@ -69,6 +71,8 @@ def build_server() -> Server[Any]:
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=prompts.list_prompts,
+        on_get_prompt=prompts.get_prompt,
         get_tool_input_schema=_INPUT_SCHEMAS.get,
     )
     server.middleware.append(HideInternalErrors())

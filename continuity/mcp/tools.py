@@ -4,8 +4,8 @@ Descriptions are written for a model reading tools/list: what the tool is for in
 protocol, when to call it, and the rules its inputSchema cannot state, in a sentence or three;
 what each error code asks of the agent is said once, in INSTRUCTIONS. Each tool's schemas are
 generated from its input and output models (continuity.mcp.schemas). What a model reads of
-tools/list (name, description and inputSchema) stays within 12,000 bytes, with room for the
-tools still to come (tests/mcp/test_tool_schema_portability.py pins it).
+tools/list (name, description, inputSchema and _meta) stays within 12,000 bytes, with room for
+the tools still to come (tests/continuity/mcp/test_tool_schema_portability.py pins it).
 """
 
 from __future__ import annotations
@@ -19,37 +19,43 @@ from continuity.catalog import OPERATIONS, OperationSpec
 from continuity.mcp import schemas
 from core.operations import Operation
 
+# The server's instructions: at session start a client that loads tools lazily (Claude Code)
+# shows the model these and the tool names alone, so they say which tools to call in which
+# order and with which arguments. Claude Code cuts instructions at 2,048 characters: the order
+# of a session comes first (tests/continuity/mcp/test_tool_schema_portability.py keeps it
+# within the limit).
 INSTRUCTIONS = (
     "HeyAira keeps this project's decisions, tasks, handoffs and work receipts across sessions. "
-    "Start every session like this: "
+    "Start every session: "
     "1) server_identity: check resource, instance and project against the profile you expect; "
-    "if they differ, stop and tell the user. "
-    "2) continuity_context, once: the newest decisions and notes, open tasks with their version "
-    "and next step, recent receipts and the running summary. "
-    "3) task_get the task you will work on, then claim it: task_update(status='in_progress', "
-    "expected_version=<the version you read>, session_ref). Or take the next task with "
-    "task_claim_next(session_ref). A claim holds a lease (lease_seconds, default the project's): "
-    "call task_heartbeat every third of it while you work, or the task goes to another session. "
-    "4) Work in Git. Record accepted decisions with memory_add(kind='decision', rationale, "
-    "source). "
-    "5) Hand over before you stop: task_update with next_step, blockers, handoff_note and "
-    "work_receipt {session_ref, summary, tests, commits}. "
-    "Every write takes write_context copied from server_identity; give memory_add and "
-    "task_create an idempotency_key so a retry never duplicates. "
-    "A refused call is a result with isError and error.code; what to do next: "
-    "stale_version: someone changed it since you read it; read it again (task_get), redo your "
-    "change on error.current_version; "
-    "validation_error: fix the arguments error.fields names, as its messages say; "
-    "write_context_mismatch: call server_identity and copy its write_context; "
+    "if they differ, stop and tell the user. Copy its write_context into every write. "
+    "2) continuity_context, once: newest decisions and notes, open tasks with version and "
+    "next_step, recent receipts, the running summary. "
+    "3) task_claim_next(write_context, session_ref) claims the next ready task; or task_get it "
+    "and task_update(write_context, task_id, expected_version=<the version read>, "
+    "status='in_progress', session_ref). session_ref: one stable id for this session. A claim "
+    "holds a lease: task_heartbeat(write_context, task_id, session_ref) every third of "
+    "lease_seconds, or the task goes to another session. "
+    "4) Work in Git. Record accepted decisions with memory_add(kind='decision', content, "
+    "rationale, source); find earlier ones with memory_search(query). "
+    "5) Before you stop: task_update with next_step, handoff_note and work_receipt "
+    "{session_ref, summary, tests, commits}. "
+    "Give memory_add and task_create an idempotency_key (a new UUID) so a retry never "
+    "duplicates. If your client loads tools on demand, load each by name before its first call. "
+    "A refused call is a result with isError and error.code: "
+    "stale_version: task_get it again, redo your change on error.current_version; "
+    "validation_error: fix the arguments error.fields names; "
+    "write_context_mismatch: copy write_context from server_identity again; "
     "invalid_transition: choose a status from error.allowed; "
-    "not_found: no such id in this project; "
-    "duplicate_receipt: this session already left its receipt on this task; "
-    "idempotency_conflict: that key went with other arguments; use a new key for a new write; "
-    "forbidden: your role or credential does not allow it; tell the user; "
     "lease_held: another session holds the task until error.lease.expires_at; take another; "
-    "lease_lost: your lease ended and the task moved on; stop work on it and read it again; "
+    "lease_lost: your lease ended; stop work on the task and read it again; "
+    "forbidden: your role or credential does not allow it; tell the user; "
+    "not_found, duplicate_receipt, idempotency_conflict: as error.message says; "
     "unavailable: nothing was done; retry after error.retry_after seconds."
 )
+# Claude Code reads it: these tools stay loaded where the others wait for a tool search, since a
+# session needs them on its first turn.
+ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ class ToolSpec:
     spec: OperationSpec
     description: str
     title: str
+    first_turn: bool = False  # needed on a session's first turn: ALWAYS_LOAD
 
     @property
     def name(self) -> str:
@@ -84,6 +91,7 @@ class ToolSpec:
                 idempotent_hint=read_only,
                 open_world_hint=False,
             ),
+            meta=dict(ALWAYS_LOAD) if self.first_turn else None,
         )
 
 
@@ -93,6 +101,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "Call first. Who this server is and who you are here: compare resource, instance and "
         "project with the profile you expect. Copy its write_context into every write.",
         "Server identity",
+        first_turn=True,
     ),
     ToolSpec(
         OPERATIONS["continuity_context"],
@@ -100,6 +109,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "notes, open tasks with version and next_step, recent receipts, running summary). Read "
         "more with memory_get and task_get.",
         "Continuity context",
+        first_turn=True,
     ),
     ToolSpec(
         OPERATIONS["memory_get"],
@@ -142,10 +152,10 @@ SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
         OPERATIONS["task_update"],
         "Claim, hand over or finish a task, atomically. expected_version: the version you read "
-        "(on stale_version, task_get it again). Give at least one change; a null is no change, "
-        "but repository_ref null clears it. done and cancelled are final. in_progress takes a "
-        "lease for session_ref; leaving it ends the lease. End your session with a work_receipt, "
-        "one per session_ref.",
+        "(on stale_version, task_get it again). Give at least one change; leave out what stays "
+        "(a null is no change); '', [] and {} clear. done and cancelled are final. in_progress "
+        "takes a lease for session_ref; leaving it ends the lease. End your session with a "
+        "work_receipt, one per session_ref.",
         "Update task",
     ),
     ToolSpec(
@@ -154,6 +164,7 @@ SPECS: tuple[ToolSpec, ...] = (
         "ready (todo, every blocked_by task done). It comes back in_progress with its new "
         "version; task is null when none.",
         "Claim next task",
+        first_turn=True,
     ),
     ToolSpec(
         OPERATIONS["task_heartbeat"],

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from audit.recorder import AuditNote
 from continuity.inputs import (
+    RepositoryRefChange,
     RepositoryRefInput,
     TaskCreateInput,
     TaskUpdateInput,
@@ -201,7 +202,7 @@ def _changes(caller: Caller, args: TaskUpdateInput, holder: Holder, now: Any) ->
             changes[name] = getattr(args, name)
     if "blockers" in given and args.blockers is not None:
         changes["blockers"] = list(args.blockers)
-    if "repository_ref" in given:
+    if args.repository_ref is not None:  # {} clears it
         changes["repository_ref"] = _bound_ref(caller, args.repository_ref)
     return changes
 
@@ -293,9 +294,12 @@ def _receipt_exists(caller: Caller, args: TaskUpdateInput) -> bool:
     )
 
 
-def _bound_ref(caller: Caller, ref: RepositoryRefInput | None) -> dict[str, Any] | None:
-    """The reference with the repository's canonical name, if it is bound to this project."""
-    if ref is None:
+def _bound_ref(
+    caller: Caller, ref: RepositoryRefInput | RepositoryRefChange | None
+) -> dict[str, Any] | None:
+    """The reference with the repository's canonical name, if it is bound to this project; None
+    for none (task_update's {} clears it)."""
+    if ref is None or ref.repository is None:
         return None
     owner, _, name = ref.repository.partition("/")
     binding = (

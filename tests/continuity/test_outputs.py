@@ -94,7 +94,7 @@ def test_every_tool_result_fits_its_output_model(world: World, busy: dict[str, A
 def test_a_task_update_without_a_receipt_fits_too(world: World, busy: dict[str, Any]):
     owner = world.caller("owner")
     task = busy["updated"]["task"]
-    fits("task_update", update_task(owner, task, status="done", repository_ref=None))
+    fits("task_update", update_task(owner, task, status="done", repository_ref={}))
 
 
 def test_a_result_with_a_field_the_model_does_not_name_is_refused(busy: dict[str, Any]):

@@ -88,13 +88,13 @@ def test_it_changes_only_the_fields_given(world: World) -> None:
     )
 
 
-def test_an_empty_blocker_list_clears_the_blockers_and_a_null_ref_clears_the_ref(
+def test_an_empty_blocker_list_clears_the_blockers_and_an_empty_ref_clears_the_ref(
     world: World,
 ) -> None:
     owner = world.caller("owner")
     task = new_task(owner, repository_ref={"repository": "acme/app"})
     update_task(owner, task, blockers=["x"])
-    _update(owner, task["id"], expected_version=2, blockers=[], repository_ref=None)
+    _update(owner, task["id"], expected_version=2, blockers=[], repository_ref={})
     stored = Task.objects.get(pk=task["id"])
     assert (stored.blockers, stored.repository_ref, stored.version) == ([], None, 3)
 
@@ -292,10 +292,29 @@ def test_nulls_are_not_changes(world: World) -> None:
     assert Task.objects.get().version == 1
 
 
-def test_a_null_repository_ref_alone_is_a_change_it_clears_the_ref(world: World) -> None:
+def test_an_empty_repository_ref_alone_is_a_change_it_clears_the_ref(world: World) -> None:
     owner = world.caller("owner")
     task = new_task(owner, repository_ref={"repository": "acme/app"})
-    assert update_task(owner, task, repository_ref=None)["task"]["repository_ref"] is None
+    assert update_task(owner, task, repository_ref={})["task"]["repository_ref"] is None
+
+
+def test_a_null_repository_ref_is_no_change_like_every_other_null(world: World) -> None:
+    owner = world.caller("owner")
+    task = new_task(owner, repository_ref={"repository": "acme/app"})
+    error = update_rejected("validation_error", owner, task, repository_ref=None)
+    assert error.details["fields"]["arguments"].startswith("nothing to update")
+    updated = update_task(owner, task, next_step="n", repository_ref=None)["task"]
+    assert updated["repository_ref"] == {"repository": "acme/app", "branch": None, "commit": None}
+
+
+def test_a_repository_ref_with_a_branch_and_no_repository_is_refused(world: World) -> None:
+    owner = world.caller("owner")
+    task = new_task(owner, repository_ref={"repository": "acme/app"})
+    error = update_rejected("validation_error", owner, task, repository_ref={"branch": "main"})
+    assert error.details["fields"] == {
+        "repository_ref.repository": "is required with a branch or a commit"
+    }
+    assert "send {} to clear it" in error.message
 
 
 @pytest.mark.parametrize("version", [0, -1, "1", 1.0, True, None, 2**31, 2**64, 10**100])

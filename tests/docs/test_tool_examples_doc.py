@@ -1,5 +1,6 @@
 """docs/tools.md shows real results: scripts/tool_examples.py, run against a live server, returns
-results with exactly the keys the page shows, for every tool."""
+results with exactly the keys the page shows, for every tool, and the `resume` prompt's brief;
+the page's table of what each result costs is its examples' own figures."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import subprocess
 import sys
 from typing import Any
 
-from scripts.tool_examples import documented
+from scripts.tool_examples import BRIEF, COSTS, PROMPT, cost_table, documented
 from tests.live import REPO, LiveServer
 
 TOOLS = {
@@ -61,6 +62,20 @@ def test_the_page_shows_an_example_of_every_tool():
     assert {example["tool"] for example in page.values()} == TOOLS
 
 
+def test_the_cost_table_gives_each_documented_result_its_bytes():
+    text = (REPO / "docs" / "tools.md").read_text()
+    table = COSTS.search(text)
+    assert table is not None, "docs/tools.md has no <!-- result-bytes --> table"
+    assert table.group(2) == cost_table(documented(REPO / "docs" / "tools.md"))
+
+
+def test_the_page_shows_the_brief_of_the_resume_prompt():
+    brief = PROMPT.search((REPO / "docs" / "tools.md").read_text())
+    assert brief is not None
+    assert brief.group(2).startswith("# HeyAira: Demo (demo)\n")
+    assert "\n## Open tasks (" in brief.group(2)
+
+
 def test_the_documented_results_have_the_keys_a_live_server_returns(asgi_server: LiveServer):
     asgi_server.add_person("owner", "a-long-password-1234", "demo", "owner")
     key = asgi_server.manage("create_api_key", "demo", "--user", "owner").strip().splitlines()[-1]
@@ -83,3 +98,4 @@ def test_the_documented_results_have_the_keys_a_live_server_returns(asgi_server:
     stale = live["task_update_stale_version"]["result"]["error"]
     assert stale["code"] == "stale_version"
     assert stale["current_version"] == 2
+    assert live[BRIEF]["text"].startswith("# HeyAira: Demo (demo)\n")

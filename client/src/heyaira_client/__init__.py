@@ -6,7 +6,6 @@ through the official `mcp` SDK.
 
 from typing import TYPE_CHECKING, Any
 
-from heyaira_client.brief import render_brief
 from heyaira_client.errors import (
     CredentialMissing,
     HeyAiraClientError,
@@ -19,7 +18,16 @@ from heyaira_client.errors import (
 )
 from heyaira_client.journal import Journal
 from heyaira_client.leases import LeaseBook, keep_lease
-from heyaira_client.models import Context, Identity, Recovery, TaskDetail, TaskUpdate, Written
+from heyaira_client.models import (
+    Context,
+    Identity,
+    MemorySearch,
+    Recovery,
+    SearchHit,
+    TaskDetail,
+    TaskUpdate,
+    Written,
+)
 from heyaira_client.profile import Profile, SummarySettings, load_profile, save_profile
 from heyaira_client.summary import (
     CommandSummarizer,
@@ -57,12 +65,14 @@ __all__ = [
     "Journal",
     "LeaseBook",
     "LostResponse",
+    "MemorySearch",
     "NotVerified",
     "Profile",
     "ProfileError",
     "ProfileMismatch",
     "Recovery",
     "RunningSummary",
+    "SearchHit",
     "SummaryRejected",
     "SummaryRequest",
     "SummarySettings",
@@ -75,6 +85,5 @@ __all__ = [
     "check_identity",
     "keep_lease",
     "load_profile",
-    "render_brief",
     "save_profile",
 ]

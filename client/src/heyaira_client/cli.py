@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from heyaira_client import hooks, installers
-from heyaira_client.brief import render_brief
 from heyaira_client.errors import (
     HeyAiraClientError,
     LostResponse,
@@ -116,11 +115,12 @@ def cmd_whoami(options: argparse.Namespace) -> None:
 
 def cmd_context(options: argparse.Namespace) -> None:
     profile = load_profile(options.profile)
-    recovery = _run(profile, lambda h: h.recover(agent=options.agent))
     if options.json:
+        recovery = _run(profile, lambda h: h.recover(agent=options.agent))
         _emit({"identity": recovery.identity.raw, "context": recovery.context.raw})
     else:
-        sys.stdout.write(render_brief(recovery))
+        # The server's brief (its `resume` prompt), the text the session hooks inject.
+        sys.stdout.write(_run(profile, lambda h: h.resume_brief()))
 
 
 def cmd_tasks(options: argparse.Namespace) -> None:
@@ -450,7 +450,7 @@ def parser() -> argparse.ArgumentParser:
     whoami.add_argument("--json", action="store_true")
 
     context = command("context", cmd_context, "the recovery brief (Markdown)")
-    context.add_argument("--agent", help="whose running summary (default: the profile's)")
+    context.add_argument("--agent", help="--json: whose running summary (default: the profile's)")
     context.add_argument("--json", action="store_true")
 
     tasks = command("tasks", cmd_tasks, "list tasks")

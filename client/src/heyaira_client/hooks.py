@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from heyaira_client.brief import render_brief
 from heyaira_client.errors import HeyAiraClientError, ToolError
 from heyaira_client.failures import describe
 from heyaira_client.leases import LeaseBook, RenewPass, lease_length, renew_due
@@ -101,10 +100,10 @@ def brief(profile_name: str | None, timeout: float) -> tuple[str, bool]:
         profile = _profile(profile_name)
         name = profile.name
 
-        async def recover(heyaira: HeyAira) -> str:
-            return render_brief(await heyaira.recover())
+        async def resume(heyaira: HeyAira) -> str:
+            return await heyaira.resume_brief()
 
-        return within(profile, timeout, recover), True
+        return within(profile, timeout, resume), True
     except HookFailure as failure:
         return unavailable_warning(name, str(failure)) + "\n", False
     except Exception as error:  # a bug of ours must not stop a session

@@ -1,5 +1,10 @@
 """Typed views of the server's results (the server's docs/tools.md). Each keeps the JSON it came
-from in `raw`, so a field the server adds later is never lost on the way through."""
+from in `raw`, so a field the server adds later is never lost on the way through.
+
+Each field is named as the server's result names it, and tests/client/test_result_models.py
+holds every one to the server's output schemas (the name, the JSON type, and parsing results
+generated from those schemas), so a field the server renames or drops fails there instead of
+reading as an empty default here."""
 
 from __future__ import annotations
 
@@ -275,4 +280,45 @@ class StateVersion:
             version=int(data["version"]),
             body=data.get("body", ""),
             created_at=data.get("created_at", ""),
+        )
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A memory_search result: a decision or a note, its preview in place of its texts."""
+
+    id: str
+    kind: str
+    title: str
+    preview: str
+    supersedes: str | None
+    created_at: str
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> SearchHit:
+        supersedes = data.get("supersedes")
+        return cls(
+            id=str(data["id"]),
+            kind=str(data["kind"]),
+            title=str(data.get("title") or ""),
+            preview=str(data.get("preview") or ""),
+            supersedes=None if supersedes is None else str(supersedes),
+            created_at=str(data.get("created_at", "")),
+        )
+
+
+@dataclass(frozen=True)
+class MemorySearch:
+    """memory_search: the query as the server read it, and the best matches first."""
+
+    query: str
+    results: tuple[SearchHit, ...]
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> MemorySearch:
+        return cls(
+            query=str(data["query"]),
+            results=tuple(SearchHit.of(hit) for hit in data.get("results", [])),
+            raw=data,
         )

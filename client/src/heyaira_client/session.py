@@ -16,13 +16,19 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx2
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult, DiscoverResult
+from mcp.types import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    CallToolResult,
+    DiscoverResult,
+    GetPromptResult,
+)
 
 from heyaira_client.errors import (
     CredentialRefused,
@@ -39,6 +45,7 @@ from heyaira_client.journal import Entry, Journal
 from heyaira_client.models import (
     Context,
     Identity,
+    MemorySearch,
     Receipt,
     Recovery,
     StateVersion,
@@ -57,6 +64,9 @@ SEND_ATTEMPTS = 3
 # The SDK's own codes for a request whose answer never came, as opposed to a server's refusal.
 _NO_ANSWER = (CONNECTION_CLOSED, REQUEST_TIMEOUT)
 _TASK_FIELDS = ("status", "next_step", "blockers", "handoff_note")
+# The server's prompt whose text is the continuity brief (what the session hooks inject).
+RESUME_PROMPT = "resume"
+T = TypeVar("T")
 
 
 def check_identity(profile: Profile, identity: Identity) -> None:
@@ -145,10 +155,13 @@ class HeyAira:
         await self._connect()
 
     async def _call_tool(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
-        """One tools/call in an MCP session of its own over the shared HTTP client. The server
+        return await self._in_session(lambda client: client.call_tool(tool, arguments))
+
+    async def _in_session(self, work: Callable[[Client], Awaitable[T]]) -> T:
+        """One request in an MCP session of its own over the shared HTTP client. The server
         is stateless, and a session that breaks cancels whatever runs inside it: kept to one
-        call, a lost answer surfaces here as an exception instead. After the first session the
-        server's discover result is reused, so later ones need no handshake."""
+        request, a lost answer surfaces here as an exception instead. After the first session
+        the server's discover result is reused, so later ones need no handshake."""
         if self._http_client is None:
             await self._connect()
         assert self._http_client is not None
@@ -160,15 +173,26 @@ class HeyAira:
         async with Client(transport, mode=mode, prior_discover=prior) as client:
             if mode == "auto" and client.session.discover_result is not None:
                 self._discovered = (client.protocol_version, client.session.discover_result)
-            return await client.call_tool(tool, arguments)
+            return await work(client)
 
     # --- calls ----------------------------------------------------------------------------------
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """One tool call's structuredContent; a tool error is raised as ToolError."""
+        result = await self._request(tool, lambda: self._call_tool(tool, arguments))
+        data = dict(result.structured_content or {})
+        if result.is_error:
+            detail = dict(data.get("error") or {})
+            code = str(detail.pop("code", "error"))
+            message = str(detail.pop("message", "the tool failed"))
+            raise ToolError(code, message, detail)
+        return data
+
+    async def _request(self, what: str, send: Callable[[], Awaitable[T]]) -> T:
+        """One request's answer; a refusal or a failure raised as the client's errors say."""
         self._last_status = 0
         try:
-            result = await self._call_tool(tool, arguments)
+            return await send()
         except Exception as error:
             found = find_client_error(error)
             if found is not None:
@@ -184,14 +208,7 @@ class HeyAira:
                     f"the server refused the credential of profile {self.profile.name} "
                     f"(HTTP {self._last_status}): check the key, or run `heyaira login`"
                 ) from None
-            raise ServerRefused(f"{tool}: {refusal.error.message}") from None
-        data = dict(result.structured_content or {})
-        if result.is_error:
-            detail = dict(data.get("error") or {})
-            code = str(detail.pop("code", "error"))
-            message = str(detail.pop("message", "the tool failed"))
-            raise ToolError(code, message, detail)
-        return data
+            raise ServerRefused(f"{what}: {refusal.error.message}") from None
 
     async def _send(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """A keyed write: sent again with the same key after a lost answer or `unavailable`."""
@@ -236,6 +253,27 @@ class HeyAira:
         identity = await self.verify()
         context = await self.continuity_context(agent=agent or self.profile.agent, **limits)
         return Recovery(identity=identity, context=context)
+
+    async def resume_brief(self) -> str:
+        """The continuity brief a session starts from, once server_identity has matched the
+        profile: the server's `resume` prompt, the same text whichever client asks for it."""
+        await self.verify()
+        prompt = RESUME_PROMPT
+
+        async def get() -> GetPromptResult:
+            return await self._in_session(lambda client: client.get_prompt(prompt))
+
+        result = await self._request(f"prompt {prompt}", get)
+        return "".join(
+            message.content.text for message in result.messages if message.content.type == "text"
+        )
+
+    async def memory_search(
+        self, query: str, *, kind: str | None = None, limit: int | None = None
+    ) -> MemorySearch:
+        """Decisions and notes matching `query`, best first (previews; memory_get has all)."""
+        arguments = {"query": query, **_present(kind=kind, limit=limit)}
+        return MemorySearch.of(await self.call("memory_search", arguments))
 
     async def task_get(self, task_id: str) -> TaskDetail:
         return TaskDetail.of(await self.call("task_get", {"task_id": task_id}))
@@ -336,14 +374,17 @@ class HeyAira:
         next_step: str | None = None,
         status: str | None = None,
         repository_ref: dict[str, Any] | None = None,
+        blocked_by: list[str] | None = None,
         idempotency_key: str | None = None,
     ) -> Written:
+        """A new task; blocked_by names the tasks to finish first."""
         arguments = _present(
             title=title,
             description=description,
             next_step=next_step,
             status=status,
             repository_ref=repository_ref,
+            blocked_by=blocked_by,
         )
         data, entry = await self._keyed("task_create", arguments, idempotency_key)
         return Written(id=str(data["id"]), raw=data, replayed=entry.resumed)
@@ -358,19 +399,23 @@ class HeyAira:
         blockers: list[str] | None = None,
         handoff_note: str | None = None,
         repository_ref: dict[str, Any] | None = None,
+        blocked_by: list[str] | None = None,
         work_receipt: dict[str, Any] | None = None,
         session_ref: str | None = None,
         lease_seconds: int | None = None,
     ) -> TaskUpdate:
-        """Compare-and-set on expected_version. If an answer is lost (here or in a process that
-        died), the task is read back: applied means done; untouched means send; moved on by
-        someone else means stale_version. Never sent twice without that check."""
+        """Compare-and-set on expected_version. None leaves a field as it is; "", [] and {}
+        clear (repository_ref={} drops the reference, blocked_by=[] every dependency). If an
+        answer is lost (here or in a process that died), the task is read back: applied means
+        done; untouched means send; moved on by someone else means stale_version. Never sent
+        twice without that check."""
         changes = _present(
             status=status,
             next_step=next_step,
             blockers=blockers,
             handoff_note=handoff_note,
             repository_ref=repository_ref,
+            blocked_by=blocked_by,
             work_receipt=work_receipt,
         )
         payload = {

@@ -268,7 +268,7 @@ def test_it_answers_a_2026_listen_request_as_a_server_with_nothing_to_subscribe_
     found = raw(server, json.dumps(discover).encode(), modern_headers(headers, "server/discover"))
     capabilities = found.json()["result"]["capabilities"]
     assert "resources" not in capabilities
-    assert "prompts" not in capabilities
+    assert not capabilities["prompts"].get("listChanged")  # one fixed prompt, resume
     assert not capabilities["tools"].get("listChanged")
 
 
